@@ -1,0 +1,48 @@
+# The two commands a newcomer needs: `make run` and `make test`. Everything they need is installed
+# by these targets (npm packages; PostgreSQL and Redis from Debian for the tests).
+
+NPM ?= npm
+STAMP := node_modules/.install-stamp
+
+.PHONY: run dev test lint typecheck format build bench services clean
+
+$(STAMP): package.json package-lock.json
+	$(NPM) ci --no-audit --no-fund
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+build: $(STAMP)
+	$(NPM) run --silent build
+
+## Start the service on http://127.0.0.1:8000 with the embedded defaults (PGlite, in-process stores).
+run: build
+	node --enable-source-maps dist/src/main.js
+
+## Start from the TypeScript sources (restart by hand).
+dev: $(STAMP)
+	npx tsx src/main.ts
+
+services:
+	bash scripts/ensure-services.sh
+
+typecheck: $(STAMP)
+	npx tsc -p tsconfig.json --noEmit
+
+lint: $(STAMP) typecheck
+	npx eslint .
+	npx prettier --check .
+
+format: $(STAMP)
+	npx prettier --write .
+
+## Lint, then the whole suite against the real local PostgreSQL and Redis (and PGlite).
+test: $(STAMP) services lint
+	npx vitest run
+
+## Benchmarks of bench/ (needs PostgreSQL and Redis); results are written to BENCHMARKS.md.
+bench: $(STAMP) services build
+	npx tsx bench/http.ts
+
+clean:
+	rm -rf dist node_modules/.install-stamp

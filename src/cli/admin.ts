@@ -1,0 +1,45 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.js';
+import { createDeps } from '../deps.js';
+import { describeAdminError, ensureAdmin } from '../modules/users/bootstrap.js';
+import { createLogger } from '../platform/logger.js';
+
+const USAGE = 'usage: npm run admin -- create --email <email> --password <password>';
+
+/** `npm run admin -- create --email E --password P`: creates or promotes an administrator. */
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { email: { type: 'string' }, password: { type: 'string' } },
+  });
+  if (positionals[0] !== 'create' || values.email === undefined || values.password === undefined) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const config = loadConfig();
+  const deps = await createDeps(config, createLogger({ logLevel: 'warn' }));
+  try {
+    const outcome = await ensureAdmin(
+      { db: deps.database.db, auth: deps.auth, users: deps.users },
+      values.email,
+      values.password,
+      'cli',
+    );
+    process.stdout.write(`administrator ${values.email.trim()}: ${outcome}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`could not create administrator: ${describeAdminError(err)}\n`);
+    return 1;
+  } finally {
+    await deps.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(err instanceof ConfigError ? `${err.message}\n` : `${String(err)}\n`);
+    process.exit(1);
+  },
+);

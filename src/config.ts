@@ -1,0 +1,167 @@
+import { Ajv } from 'ajv';
+import { Type, type Static } from 'typebox';
+
+/**
+ * The only reader of process.env. Every setting is declared once here, with its type, default and
+ * bounds; a bad value stops start-up with one message naming every bad key.
+ */
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+const Url = (protocols: string) => Type.String({ pattern: `^(${protocols})://`, maxLength: 2048 });
+
+const EnvSchema = Type.Object({
+  NODE_ENV: Type.Union(
+    [Type.Literal('development'), Type.Literal('production'), Type.Literal('test')],
+    { default: 'development' },
+  ),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  PORT: Type.Integer({ ...Port, default: 8000 }),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_URL: Type.Optional(Url('postgres|postgresql')),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  REDIS_URL: Type.Optional(Url('redis|rediss')),
+  REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'mas:' }),
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 32, maxLength: 1024 })),
+  ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 900 }),
+  REFRESH_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 3600, maximum: 7_776_000, default: 604_800 }),
+  BOOTSTRAP_ADMIN_EMAIL: Type.Optional(Type.String({ minLength: 3, maxLength: 254 })),
+  BOOTSTRAP_ADMIN_PASSWORD: Type.Optional(Type.String({ minLength: 8, maxLength: 128 })),
+  LOG_LEVEL: Type.Union(
+    [
+      Type.Literal('fatal'),
+      Type.Literal('error'),
+      Type.Literal('warn'),
+      Type.Literal('info'),
+      Type.Literal('debug'),
+      Type.Literal('trace'),
+      Type.Literal('silent'),
+    ],
+    { default: 'info' },
+  ),
+  TRUST_PROXY: Type.Boolean({ default: false }),
+  RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
+  RATE_LIMIT_REGISTER_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
+  RATE_LIMIT_LOGIN_PER_MINUTE: Type.Integer({ minimum: 1, default: 10 }),
+  RATE_LIMIT_HEALTH_PER_MINUTE: Type.Integer({ minimum: 1, default: 100 }),
+  RATE_LIMIT_READY_PER_MINUTE: Type.Integer({ minimum: 1, default: 100 }),
+  LOGIN_MAX_FAILURES: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+  LOGIN_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
+  LOGIN_LOCK_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
+  USER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 500 }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 10_000 }),
+  READY_CHECK_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 30_000, default: 2000 }),
+});
+
+type Env = Static<typeof EnvSchema>;
+
+export interface Config {
+  env: Env['NODE_ENV'];
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  jwtSecret: string | undefined;
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  bootstrapAdmin: { email: string; password: string } | undefined;
+  logLevel: Env['LOG_LEVEL'];
+  trustProxy: boolean;
+  rateLimit: {
+    enabled: boolean;
+    registerPerHour: number;
+    loginPerMinute: number;
+    healthPerMinute: number;
+    readyPerMinute: number;
+  };
+  lockout: { maxFailures: number; windowSeconds: number; lockSeconds: number };
+  userCacheTtlMs: number;
+  shutdownTimeoutMs: number;
+  readyCheckTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
+const validateEnv = ajv.compile<Env>(EnvSchema);
+const KEYS = Object.keys(EnvSchema.properties);
+
+/** Parses an environment (process.env by default) into a Config, or throws ConfigError. */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of KEYS) {
+    const value = source[key];
+    if (value !== undefined && value !== '') raw[key] = parseScalar(key, value);
+  }
+  const problems: string[] = [];
+  if (!validateEnv(raw)) {
+    for (const err of validateEnv.errors ?? []) {
+      const key = err.instancePath.split('/')[1] ?? String(err.params.missingProperty ?? '?');
+      problems.push(`${key}: ${err.message ?? 'invalid'}`);
+    }
+  }
+  const env = raw as Env;
+  if (env.NODE_ENV === 'production' && env.JWT_SECRET === undefined) {
+    problems.push('JWT_SECRET: required when NODE_ENV=production (at least 32 characters)');
+  }
+  if ((env.BOOTSTRAP_ADMIN_EMAIL === undefined) !== (env.BOOTSTRAP_ADMIN_PASSWORD === undefined)) {
+    problems.push('BOOTSTRAP_ADMIN_EMAIL/BOOTSTRAP_ADMIN_PASSWORD: set both or neither');
+  }
+  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  return toConfig(env);
+}
+
+/** Booleans accept true/false/1/0/yes/no; everything else is left for the schema to judge. */
+function parseScalar(key: string, value: string): unknown {
+  const schema = EnvSchema.properties[key as keyof Env] as { type?: string } | undefined;
+  if (schema?.type === 'boolean') {
+    const v = value.trim().toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(v)) return true;
+    if (['false', '0', 'no', 'off'].includes(v)) return false;
+  }
+  return value;
+}
+
+function toConfig(env: Env): Config {
+  return {
+    env: env.NODE_ENV,
+    host: env.HOST,
+    port: env.PORT,
+    dataDir: env.DATA_DIR,
+    databaseUrl: env.DATABASE_URL,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
+    redisUrl: env.REDIS_URL,
+    redisPrefix: env.REDIS_PREFIX,
+    jwtSecret: env.JWT_SECRET,
+    accessTokenTtl: env.ACCESS_TOKEN_TTL_SECONDS,
+    refreshTokenTtl: env.REFRESH_TOKEN_TTL_SECONDS,
+    bootstrapAdmin:
+      env.BOOTSTRAP_ADMIN_EMAIL !== undefined && env.BOOTSTRAP_ADMIN_PASSWORD !== undefined
+        ? { email: env.BOOTSTRAP_ADMIN_EMAIL, password: env.BOOTSTRAP_ADMIN_PASSWORD }
+        : undefined,
+    logLevel: env.LOG_LEVEL,
+    trustProxy: env.TRUST_PROXY,
+    rateLimit: {
+      enabled: env.RATE_LIMIT_ENABLED,
+      registerPerHour: env.RATE_LIMIT_REGISTER_PER_HOUR,
+      loginPerMinute: env.RATE_LIMIT_LOGIN_PER_MINUTE,
+      healthPerMinute: env.RATE_LIMIT_HEALTH_PER_MINUTE,
+      readyPerMinute: env.RATE_LIMIT_READY_PER_MINUTE,
+    },
+    lockout: {
+      maxFailures: env.LOGIN_MAX_FAILURES,
+      windowSeconds: env.LOGIN_FAILURE_WINDOW_SECONDS,
+      lockSeconds: env.LOGIN_LOCK_SECONDS,
+    },
+    userCacheTtlMs: env.USER_CACHE_TTL_MS,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    readyCheckTimeoutMs: env.READY_CHECK_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,3 @@
+export * from './users.js';
+export * from './tokens.js';
+export * from './audit.js';

@@ -1,0 +1,133 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import { openDatabase, type Database } from './db/client.js';
+import { runMigrations } from './db/migrate.js';
+import { AuditService } from './modules/audit/service.js';
+import { RevocationList } from './modules/auth/revocation.js';
+import { AuthService } from './modules/auth/service.js';
+import { Sessions } from './modules/auth/sessions.js';
+import { TokenSigner, loadOrCreateSecret } from './modules/auth/tokens.js';
+import {
+  HealthService,
+  localDirectoryProbe,
+  type ReadinessCheck,
+} from './modules/health/service.js';
+import { UsersService } from './modules/users/service.js';
+import { createRedis, memoryStore, redisStore, type KeyValueStore } from './platform/kv.js';
+import type { Logger } from './platform/logger.js';
+import { createMetrics, type Metrics } from './platform/metrics.js';
+import { RateLimiter } from './platform/rate-limit.js';
+
+export interface Deps {
+  config: Config;
+  log: Logger;
+  database: Database;
+  redis: Redis | undefined;
+  kv: KeyValueStore;
+  metrics: Metrics;
+  audit: AuditService;
+  users: UsersService;
+  auth: AuthService;
+  rateLimiter: RateLimiter;
+  health: HealthService;
+  close(): Promise<void>;
+}
+
+export interface DepsOverrides {
+  /** An already open database (tests use in-memory PGlite or a per-file PostgreSQL database). */
+  database?: Database;
+  now?: () => Date;
+}
+
+const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+
+/** Builds everything once, in dependency order. Services receive exactly what they use. */
+export async function createDeps(
+  config: Config,
+  log: Logger,
+  overrides: DepsOverrides = {},
+): Promise<Deps> {
+  const now = overrides.now ?? (() => new Date());
+  const database =
+    overrides.database ??
+    (await openDatabase({
+      url: config.databaseUrl,
+      pgliteDir: path.join(config.dataDir, 'pglite'),
+      poolSize: config.databasePoolSize,
+    }));
+  await runMigrations(database);
+  const redis =
+    config.redisUrl === undefined ? undefined : createRedis(config.redisUrl, config.redisPrefix);
+  const kv = redis === undefined ? memoryStore() : redisStore(redis);
+  const metrics = createMetrics();
+
+  const secret = await loadOrCreateSecret(config.jwtSecret, config.dataDir);
+  const signer = new TokenSigner(secret, config.accessTokenTtl, config.refreshTokenTtl, () =>
+    now().getTime(),
+  );
+  const revocations = new RevocationList(kv, config.refreshTokenTtl);
+  const audit = new AuditService(database.db, now);
+  const users = new UsersService(
+    database.db,
+    audit,
+    new Sessions(revocations),
+    config.userCacheTtlMs,
+  );
+  const auth = new AuthService(
+    database.db,
+    signer,
+    revocations,
+    users,
+    audit,
+    metrics,
+    config.lockout,
+    now,
+  );
+  const rateLimiter = new RateLimiter(kv, log, () => now().getTime());
+  const health = new HealthService(
+    version,
+    readinessChecks(config, database, kv),
+    config.readyCheckTimeoutMs,
+  );
+
+  return {
+    config,
+    log,
+    database,
+    redis,
+    kv,
+    metrics,
+    audit,
+    users,
+    auth,
+    rateLimiter,
+    health,
+    async close() {
+      await Promise.allSettled([kv.close(), database.close()]);
+    },
+  };
+}
+
+/**
+ * The four roles of DECISIONS 8. Until the Qdrant and Nextcloud adapters exist, the embedded
+ * vector index lives in the database and uploads in a local directory, so those are probed.
+ */
+function readinessChecks(config: Config, database: Database, kv: KeyValueStore): ReadinessCheck[] {
+  const dbBackend = database.kind === 'postgres' ? 'postgresql' : 'pglite';
+  return [
+    { role: 'postgres', backend: dbBackend, probe: () => database.ping() },
+    {
+      role: 'redis',
+      backend: kv.kind === 'redis' ? 'redis' : 'in-process',
+      probe: () => kv.ping(),
+    },
+    { role: 'qdrant', backend: `embedded (${dbBackend})`, probe: () => database.ping() },
+    {
+      role: 'nextcloud',
+      backend: 'local-directory',
+      probe: localDirectoryProbe(path.join(config.dataDir, 'files')),
+    },
+  ];
+}

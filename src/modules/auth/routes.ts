@@ -1,0 +1,114 @@
+import type { Config } from '../../config.js';
+import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
+import { callerOf, contextOf, type App } from '../../platform/http/types.js';
+import { Message, User, toUserDto } from '../users/schema.js';
+import type { UsersService } from '../users/service.js';
+import { LoginBody, RefreshBody, RegisterBody, TokenPair } from './schema.js';
+import type { AuthService } from './service.js';
+import type { IssuedPair } from './tokens.js';
+
+const tags = ['auth'];
+const pairDto = ({ access_token, refresh_token, token_type, expires_in }: IssuedPair) => ({
+  access_token,
+  refresh_token,
+  token_type,
+  expires_in,
+});
+
+export function authRoutes(
+  app: App,
+  { auth, users, limits }: { auth: AuthService; users: UsersService; limits: Config['rateLimit'] },
+): void {
+  app.post(
+    '/api/auth/register',
+    {
+      config: {
+        auth: 'none',
+        rateLimit: { name: 'register', max: limits.registerPerHour, windowSeconds: 3600 },
+      },
+      schema: {
+        tags,
+        summary: 'Create an account',
+        body: RegisterBody,
+        response: { 201: Envelope(User), 409: { ...ErrorEnvelope, description: 'Email taken' } },
+      },
+    },
+    async (request, reply) => {
+      const user = await auth.register(request.body, contextOf(request));
+      return reply.code(201).send(ok(request, toUserDto(user)));
+    },
+  );
+
+  app.post(
+    '/api/auth/login',
+    {
+      config: {
+        auth: 'none',
+        rateLimit: { name: 'login', max: limits.loginPerMinute, windowSeconds: 60 },
+      },
+      schema: {
+        tags,
+        summary: 'Exchange email and password for a token pair',
+        description:
+          'Wrong email or password: 401. Inactive account: 403. Five failures within 15 minutes ' +
+          'lock the account for 15 minutes: 429 with Retry-After.',
+        body: LoginBody,
+        response: {
+          200: Envelope(TokenPair),
+          401: { ...ErrorEnvelope, description: 'Invalid email or password' },
+          403: { ...ErrorEnvelope, description: 'Account is inactive' },
+        },
+      },
+    },
+    async (request) => {
+      const pair = await auth.login(request.body.email, request.body.password, contextOf(request));
+      return ok(request, pairDto(pair));
+    },
+  );
+
+  app.post(
+    '/api/auth/refresh',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: 'Rotate a refresh token into a new pair',
+        description: 'Single use: presenting a used refresh token revokes its whole family.',
+        body: RefreshBody,
+        response: {
+          200: Envelope(TokenPair),
+          401: { ...ErrorEnvelope, description: 'Invalid, expired, used or revoked token' },
+        },
+      },
+    },
+    async (request) => {
+      const pair = await auth.refresh(request.body.refresh_token, contextOf(request));
+      return ok(request, pairDto(pair));
+    },
+  );
+
+  app.post(
+    '/api/auth/logout',
+    {
+      config: { auth: 'user' },
+      schema: {
+        tags,
+        summary: 'Revoke the presented access token and its refresh family',
+        response: { 200: Envelope(Message) },
+      },
+    },
+    async (request) => {
+      await auth.logout(callerOf(request), contextOf(request));
+      return ok(request, { message: 'Logged out' });
+    },
+  );
+
+  app.get(
+    '/api/auth/me',
+    {
+      config: { auth: 'user' },
+      schema: { tags, summary: 'The current user', response: { 200: Envelope(User) } },
+    },
+    async (request) => ok(request, toUserDto(await users.get(callerOf(request).id))),
+  );
+}

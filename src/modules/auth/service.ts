@@ -1,0 +1,287 @@
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/client.js';
+import type { UserRow } from '../../db/schema/index.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { AppError, conflict, unauthorized } from '../../errors.js';
+import type { Metrics } from '../../platform/metrics.js';
+import type { AuditService, RequestContext } from '../audit/service.js';
+import { normalizeEmail, type UsersService } from '../users/service.js';
+import { usersRepo } from '../users/repo.js';
+import { hashPassword, passwordProblems, verifyAgainstDummy, verifyPassword } from './password.js';
+import { refreshTokensRepo } from './repo.js';
+import type { RevocationList } from './revocation.js';
+import type { IssuedPair, TokenSigner } from './tokens.js';
+
+export interface AuthUser {
+  id: string;
+  email: string;
+  role: 'user' | 'admin';
+  jti: string;
+  family: string;
+  exp: number;
+}
+
+export interface Registration {
+  email: string;
+  password: string;
+  full_name: string;
+  role?: 'user' | 'admin';
+}
+
+const LOGIN_FAILED = 'Invalid email or password';
+
+/** Registration, login with lockout, refresh rotation with reuse detection, logout (4.1). */
+export class AuthService {
+  constructor(
+    private readonly db: Db,
+    private readonly tokens: TokenSigner,
+    private readonly revocations: RevocationList,
+    private readonly users: UsersService,
+    private readonly audit: AuditService,
+    private readonly metrics: Metrics,
+    private readonly lockout: Config['lockout'],
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async register(input: Registration, ctx: RequestContext, source = 'api'): Promise<UserRow> {
+    const email = normalizeEmail(input.email);
+    const problems = passwordProblems(input.password, email, 'body.password');
+    if (problems.length > 0) throw new AppError('VALIDATION_ERROR', 'Password rejected', problems);
+    const passwordHash = await hashPassword(input.password);
+    try {
+      return await this.db.transaction(async (tx) => {
+        const user = await usersRepo.insert(tx, {
+          id: randomUUID(),
+          email,
+          fullName: input.full_name.trim(),
+          passwordHash,
+          adminRole: input.role ?? 'user',
+        });
+        await this.audit.append(
+          tx,
+          {
+            action: 'auth.register',
+            success: true,
+            actorId: user.id,
+            actorEmail: email,
+            resourceType: 'user',
+            resourceId: user.id,
+            details: { source },
+          },
+          ctx,
+        );
+        return user;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('An account with this email already exists');
+      throw err;
+    }
+  }
+
+  async login(emailInput: string, password: string, ctx: RequestContext): Promise<IssuedPair> {
+    const email = normalizeEmail(emailInput);
+    const user = await usersRepo.findByEmail(this.db, email);
+    const now = this.now();
+    if (user === undefined) {
+      await verifyAgainstDummy(password);
+      await this.failed({ actorEmail: email, details: { reason: 'unknown_email' } }, ctx);
+      throw unauthorized(LOGIN_FAILED);
+    }
+    if (user.lockedUntil !== null && user.lockedUntil > now) {
+      await this.failed(
+        { actorId: user.id, actorEmail: user.email, details: { reason: 'locked' } },
+        ctx,
+      );
+      const retryAfter = Math.ceil((user.lockedUntil.getTime() - now.getTime()) / 1000);
+      throw new AppError(
+        'RATE_LIMITED',
+        'Too many failed logins; the account is locked for a while',
+        { locked_until: user.lockedUntil.toISOString() },
+        { 'retry-after': String(retryAfter) },
+      );
+    }
+    if (!(await verifyPassword(user.passwordHash, password))) {
+      await this.recordWrongPassword(user, now, ctx);
+      throw unauthorized(LOGIN_FAILED);
+    }
+    if (!user.isActive) {
+      await this.failed(
+        { actorId: user.id, actorEmail: user.email, details: { reason: 'inactive' } },
+        ctx,
+      );
+      throw new AppError('FORBIDDEN', 'This account is inactive');
+    }
+    const pair = await this.tokens.issuePair(user.id);
+    await this.db.transaction(async (tx) => {
+      await usersRepo.recordLogin(tx, user.id, now);
+      await refreshTokensRepo.insert(tx, { ...pair.refresh, userId: user.id });
+      await this.audit.append(
+        tx,
+        {
+          action: 'auth.login',
+          success: true,
+          actorId: user.id,
+          actorEmail: user.email,
+          resourceType: 'user',
+          resourceId: user.id,
+        },
+        ctx,
+      );
+    });
+    this.users.forget(user.id);
+    this.metrics.authEvents.inc({ event: 'login' });
+    return pair;
+  }
+
+  async refresh(refreshToken: string, ctx: RequestContext): Promise<IssuedPair> {
+    const claims = await this.tokens.verify(refreshToken, 'refresh');
+    const pair = await this.db.transaction(async (tx) => {
+      const consumed = await refreshTokensRepo.consume(tx, claims.jti, this.now());
+      if (consumed === undefined) return undefined;
+      const user = await usersRepo.findById(tx, consumed.userId);
+      if (user?.isActive !== true) throw unauthorized('Account is not active');
+      const next = await this.tokens.issuePair(user.id, consumed.familyId);
+      await refreshTokensRepo.insert(tx, { ...next.refresh, userId: user.id });
+      return next;
+    });
+    if (pair === undefined) {
+      await this.rejectRefresh(claims.jti, ctx);
+      throw unauthorized('Refresh token is no longer valid');
+    }
+    this.metrics.authEvents.inc({ event: 'refresh' });
+    return pair;
+  }
+
+  async logout(user: AuthUser, ctx: RequestContext): Promise<void> {
+    const now = this.now();
+    await this.db.transaction(async (tx) => {
+      await refreshTokensRepo.revokeFamily(tx, user.family, now);
+      await this.revocations.revokeToken(user.jti, user.exp - Math.floor(now.getTime() / 1000));
+      await this.revocations.revokeFamilies([user.family]);
+      await this.audit.append(
+        tx,
+        {
+          action: 'auth.logout',
+          success: true,
+          actorId: user.id,
+          actorEmail: user.email,
+          resourceType: 'user',
+          resourceId: user.id,
+        },
+        ctx,
+      );
+    });
+  }
+
+  /** Every authenticated request: signature, expiry, type, revocation, user exists and is active. */
+  async authenticate(token: string): Promise<AuthUser> {
+    const claims = await this.tokens.verify(token, 'access');
+    const [revoked, user] = await Promise.all([
+      this.revocations.isRevoked(claims.jti, claims.fam),
+      this.users.findForAuth(claims.sub),
+    ]);
+    if (revoked) throw unauthorized('Token has been revoked');
+    if (user === undefined) throw unauthorized('Account no longer exists');
+    if (!user.isActive) throw unauthorized('Account is inactive');
+    return {
+      id: user.id,
+      email: user.email,
+      role: user.adminRole,
+      jti: claims.jti,
+      family: claims.fam,
+      exp: claims.exp,
+    };
+  }
+
+  private async failed(
+    event: { actorId?: string; actorEmail: string; details: Record<string, unknown> },
+    ctx: RequestContext,
+  ): Promise<void> {
+    this.metrics.authEvents.inc({ event: 'login_failed' });
+    await this.audit.record(
+      {
+        action: 'auth.login_failed',
+        success: false,
+        resourceType: 'user',
+        resourceId: event.actorId ?? null,
+        ...event,
+      },
+      ctx,
+    );
+  }
+
+  /** Counts the failure; the one that reaches the threshold locks the account and says why. */
+  private async recordWrongPassword(user: UserRow, now: Date, ctx: RequestContext): Promise<void> {
+    const { maxFailures, windowSeconds, lockSeconds } = this.lockout;
+    this.metrics.authEvents.inc({ event: 'login_failed' });
+    await this.db.transaction(async (tx) => {
+      const failures = await usersRepo.recordFailure(tx, user.id, now, windowSeconds);
+      const locks = failures >= maxFailures;
+      const base = {
+        actorId: user.id,
+        actorEmail: user.email,
+        resourceType: 'user',
+        resourceId: user.id,
+      };
+      await this.audit.append(
+        tx,
+        {
+          ...base,
+          action: 'auth.login_failed',
+          success: false,
+          details: { reason: 'wrong_password', failures, locked: locks },
+        },
+        ctx,
+      );
+      if (!locks) return;
+      const lockedUntil = new Date(now.getTime() + lockSeconds * 1000);
+      const reason = `${failures} failed logins within ${windowSeconds} s`;
+      await usersRepo.setLockedUntil(tx, user.id, lockedUntil);
+      await usersRepo.insertLock(tx, {
+        id: randomUUID(),
+        userId: user.id,
+        reason,
+        failedAttempts: failures,
+        ip: ctx.ip,
+        lockedAt: now,
+        lockedUntil,
+      });
+      await this.audit.append(
+        tx,
+        {
+          ...base,
+          action: 'auth.account_locked',
+          success: true,
+          details: { reason, locked_until: lockedUntil.toISOString() },
+        },
+        ctx,
+      );
+      this.metrics.authEvents.inc({ event: 'lockout' });
+    });
+  }
+
+  /** A refresh token that was already used means it leaked: revoke its whole family. */
+  private async rejectRefresh(jti: string, ctx: RequestContext): Promise<void> {
+    const row = await refreshTokensRepo.find(this.db, jti);
+    if (row?.usedAt == null) return;
+    const now = this.now();
+    await this.db.transaction(async (tx) => {
+      await refreshTokensRepo.revokeFamily(tx, row.familyId, now);
+      await this.revocations.revokeFamilies([row.familyId]);
+      await this.audit.append(
+        tx,
+        {
+          action: 'auth.refresh_reuse_detected',
+          success: false,
+          actorId: row.userId,
+          resourceType: 'user',
+          resourceId: row.userId,
+          details: { family: row.familyId },
+        },
+        ctx,
+      );
+    });
+    this.metrics.authEvents.inc({ event: 'refresh_reuse' });
+  }
+}

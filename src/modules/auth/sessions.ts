@@ -1,0 +1,17 @@
+import type { Db } from '../../db/client.js';
+import { refreshTokensRepo } from './repo.js';
+import type { RevocationList } from './revocation.js';
+
+/** Ends every session of a user: refresh tokens in the database, their families in the store. */
+export class Sessions {
+  constructor(private readonly revocations: RevocationList) {}
+
+  /**
+   * Call inside the transaction that changes the user, before it commits: if the shared store is
+   * down the change rolls back rather than leaving live tokens behind it.
+   */
+  async revokeAll(tx: Db, userId: string, at: Date): Promise<void> {
+    const families = await refreshTokensRepo.revokeAllForUser(tx, userId, at);
+    await this.revocations.revokeFamilies(families);
+  }
+}

@@ -1,0 +1,102 @@
+import { count, desc, eq, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { userLocks, users, type UserLockRow, type UserRow } from '../../db/schema/index.js';
+
+export type NewUser = Pick<UserRow, 'id' | 'email' | 'fullName' | 'passwordHash' | 'adminRole'>;
+export type UserPatch = Partial<
+  Pick<UserRow, 'email' | 'fullName' | 'passwordHash' | 'isActive' | 'adminRole'>
+>;
+
+export const usersRepo = {
+  async insert(db: Db, user: NewUser): Promise<UserRow> {
+    const [row] = await db.insert(users).values(user).returning();
+    if (row === undefined) throw new Error('insert returned no row');
+    return row;
+  },
+
+  async findById(db: Db, id: string): Promise<UserRow | undefined> {
+    const [row] = await db.select().from(users).where(eq(users.id, id)).limit(1);
+    return row;
+  },
+
+  async findByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+    const [row] = await db
+      .select()
+      .from(users)
+      .where(sql`lower(${users.email}) = lower(${email})`)
+      .limit(1);
+    return row;
+  },
+
+  async page(db: Db, offset: number, limit: number): Promise<UserRow[]> {
+    return db
+      .select()
+      .from(users)
+      .orderBy(desc(users.createdAt), desc(users.id))
+      .offset(offset)
+      .limit(limit);
+  },
+
+  async count(db: Db): Promise<number> {
+    const [row] = await db.select({ n: count() }).from(users);
+    return row?.n ?? 0;
+  },
+
+  async update(db: Db, id: string, patch: UserPatch): Promise<UserRow | undefined> {
+    const [row] = await db
+      .update(users)
+      .set({ ...patch, updatedAt: sql`now()` })
+      .where(eq(users.id, id))
+      .returning();
+    return row;
+  },
+
+  async delete(db: Db, id: string): Promise<boolean> {
+    const rows = await db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
+    return rows.length > 0;
+  },
+
+  async recordLogin(db: Db, id: string, at: Date): Promise<void> {
+    await db
+      .update(users)
+      .set({ lastLogin: at, failedLoginCount: 0, failedLoginWindowStart: null, lockedUntil: null })
+      .where(eq(users.id, id));
+  },
+
+  /**
+   * Counts one failed login in a window that starts at the first failure; atomic per row, so
+   * parallel attempts are all counted. Returns the count within the current window.
+   */
+  async recordFailure(db: Db, id: string, at: Date, windowSeconds: number): Promise<number> {
+    const fresh = sql`${users.failedLoginWindowStart} is null
+      or ${users.failedLoginWindowStart} <= ${at}::timestamptz - make_interval(secs => ${windowSeconds})`;
+    const [row] = await db
+      .update(users)
+      .set({
+        failedLoginCount: sql`case when ${fresh} then 1 else ${users.failedLoginCount} + 1 end`,
+        failedLoginWindowStart: sql`case when ${fresh} then ${at}::timestamptz else ${users.failedLoginWindowStart} end`,
+      })
+      .where(eq(users.id, id))
+      .returning({ n: users.failedLoginCount });
+    return row?.n ?? 0;
+  },
+
+  async setLockedUntil(db: Db, id: string, until: Date): Promise<void> {
+    await db
+      .update(users)
+      .set({ lockedUntil: until, failedLoginCount: 0, failedLoginWindowStart: null })
+      .where(eq(users.id, id));
+  },
+
+  async insertLock(db: Db, lock: UserLockRow): Promise<void> {
+    await db.insert(userLocks).values(lock);
+  },
+
+  async locks(db: Db, userId: string): Promise<UserLockRow[]> {
+    return db
+      .select()
+      .from(userLocks)
+      .where(eq(userLocks.userId, userId))
+      .orderBy(desc(userLocks.lockedAt));
+  },
+};

@@ -1,0 +1,178 @@
+import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
+import { callerOf, contextOf, type App } from '../../platform/http/types.js';
+import {
+  AdminUpdateBody,
+  ChangePasswordBody,
+  Message,
+  PageQuery,
+  UpdateProfileBody,
+  User,
+  UserIdParams,
+  UserPage,
+  toUserDto,
+} from './schema.js';
+import type { UsersService } from './service.js';
+
+const tags = ['users'];
+const notFound = { 404: { ...ErrorEnvelope, description: 'No such user' } };
+const emailTaken = { 409: { ...ErrorEnvelope, description: 'Email taken' } };
+
+export function usersRoutes(app: App, { users }: { users: UsersService }): void {
+  const self = { config: { auth: 'user' as const } };
+  const admin = { config: { auth: 'admin' as const } };
+
+  app.get(
+    '/api/users/me',
+    { ...self, schema: { tags, summary: 'Own profile', response: { 200: Envelope(User) } } },
+    async (request) => ok(request, toUserDto(await users.get(callerOf(request).id))),
+  );
+
+  app.put(
+    '/api/users/me',
+    {
+      ...self,
+      schema: {
+        tags,
+        summary: 'Update own name and/or email',
+        body: UpdateProfileBody,
+        response: { 200: Envelope(User), ...emailTaken },
+      },
+    },
+    async (request) => {
+      const caller = callerOf(request);
+      const row = await users.updateProfile(caller, request.body, contextOf(request));
+      return ok(request, toUserDto(row));
+    },
+  );
+
+  app.post(
+    '/api/users/me/change-password',
+    {
+      ...self,
+      schema: {
+        tags,
+        summary: 'Change own password; ends every session of the account',
+        description: 'A wrong old password or a rejected new one is a 422 naming the field.',
+        body: ChangePasswordBody,
+        response: { 200: Envelope(Message) },
+      },
+    },
+    async (request) => {
+      const { old_password, new_password } = request.body;
+      await users.changePassword(callerOf(request), old_password, new_password, contextOf(request));
+      return ok(request, { message: 'Password changed; sign in again' });
+    },
+  );
+
+  app.delete(
+    '/api/users/me',
+    {
+      ...self,
+      schema: {
+        tags,
+        summary: 'Delete own account and everything it owns',
+        response: {
+          200: Envelope(Message),
+          409: { ...ErrorEnvelope, description: 'Administrators cannot delete themselves' },
+        },
+      },
+    },
+    async (request) => {
+      await users.deleteSelf(callerOf(request), contextOf(request));
+      return ok(request, { message: 'Account deleted' });
+    },
+  );
+
+  app.get(
+    '/api/users',
+    {
+      ...admin,
+      schema: {
+        tags,
+        summary: 'Page of users, newest first',
+        querystring: PageQuery,
+        response: { 200: Envelope(UserPage) },
+      },
+    },
+    async (request) => {
+      const { offset, limit } = request.query;
+      const { rows, total } = await users.page(offset, limit);
+      return ok(request, { items: rows.map(toUserDto), total, offset, limit });
+    },
+  );
+
+  app.get(
+    '/api/users/:user_id',
+    {
+      ...admin,
+      schema: {
+        tags,
+        summary: 'One user',
+        params: UserIdParams,
+        response: { 200: Envelope(User), ...notFound },
+      },
+    },
+    async (request) => ok(request, toUserDto(await users.get(request.params.user_id))),
+  );
+
+  app.patch(
+    '/api/users/:user_id',
+    {
+      ...admin,
+      schema: {
+        tags,
+        summary: 'Update any of full_name, email, is_active, admin_role',
+        description:
+          'Each change is audited as its own action. Administrators cannot deactivate or demote themselves (409).',
+        params: UserIdParams,
+        body: AdminUpdateBody,
+        response: { 200: Envelope(User), ...notFound, ...emailTaken },
+      },
+    },
+    async (request) => {
+      const row = await users.adminUpdate(
+        callerOf(request),
+        request.params.user_id,
+        request.body,
+        contextOf(request),
+      );
+      return ok(request, toUserDto(row));
+    },
+  );
+
+  const transitions = [
+    ['activate', 'Activate a user', { is_active: true }],
+    ['deactivate', 'Deactivate a user and end their sessions', { is_active: false }],
+    ['promote-admin', 'Grant administrator rights', { admin_role: 'admin' }],
+    ['revoke-admin', 'Revoke administrator rights', { admin_role: 'user' }],
+  ] as const;
+  for (const [action, summary, patch] of transitions) {
+    app.put(
+      `/api/users/:user_id/${action}`,
+      {
+        ...admin,
+        schema: {
+          tags,
+          summary,
+          description:
+            'Idempotent. An administrator acting on themselves where that would remove their rights gets 409.',
+          params: UserIdParams,
+          response: {
+            200: Envelope(User),
+            ...notFound,
+            409: { ...ErrorEnvelope, description: 'Would remove the caller’s own rights' },
+          },
+        },
+      },
+      async (request) => {
+        const row = await users.adminUpdate(
+          callerOf(request),
+          request.params.user_id,
+          patch,
+          contextOf(request),
+        );
+        return ok(request, toUserDto(row));
+      },
+    );
+  }
+}

@@ -1,0 +1,216 @@
+import type { Db } from '../../db/client.js';
+import type { UserRow } from '../../db/schema/index.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { AppError, conflict, notFound } from '../../errors.js';
+import { TtlCache } from '../../platform/cache.js';
+import type { AuditEvent, AuditService, RequestContext } from '../audit/service.js';
+import { auditRepo } from '../audit/repo.js';
+import { emailDigest } from '../audit/hash.js';
+import { hashPassword, passwordProblems, verifyPassword } from '../auth/password.js';
+import type { Sessions } from '../auth/sessions.js';
+import { usersRepo, type UserPatch } from './repo.js';
+
+/** Who acts: a signed-in user, or the system itself (id and email null) at start-up or from the CLI. */
+export interface Actor {
+  id: string | null;
+  email: string | null;
+}
+
+/** A signed-in user acting on their own account. */
+export interface SelfActor {
+  id: string;
+  email: string;
+}
+
+export interface AdminPatch {
+  full_name?: string;
+  email?: string;
+  is_active?: boolean;
+  admin_role?: 'user' | 'admin';
+}
+
+export const normalizeEmail = (email: string): string => email.trim();
+
+/** Profiles, passwords, account deletion and user administration (spec 4.2, DECISIONS 2). */
+export class UsersService {
+  private readonly cache: TtlCache<UserRow>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly audit: AuditService,
+    private readonly sessions: Sessions,
+    cacheTtlMs: number,
+  ) {
+    this.cache = new TtlCache(cacheTtlMs);
+  }
+
+  /** The user behind an authenticated request; cached for under a second (DECISIONS 2). */
+  async findForAuth(id: string): Promise<UserRow | undefined> {
+    const cached = this.cache.get(id);
+    if (cached !== undefined) return cached;
+    const row = await usersRepo.findById(this.db, id);
+    if (row !== undefined) this.cache.set(id, row);
+    return row;
+  }
+
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
+
+  async get(id: string): Promise<UserRow> {
+    const row = await usersRepo.findById(this.db, id);
+    if (row === undefined) throw notFound('User');
+    return row;
+  }
+
+  async page(offset: number, limit: number) {
+    const [rows, total] = await Promise.all([
+      usersRepo.page(this.db, offset, limit),
+      usersRepo.count(this.db),
+    ]);
+    return { rows, total };
+  }
+
+  async updateProfile(
+    actor: SelfActor,
+    patch: { full_name?: string; email?: string },
+    ctx: RequestContext,
+  ) {
+    return this.applyPatch(actor, actor.id, patch, ctx);
+  }
+
+  /** PATCH /api/users/{id}: any of name, email, activation and role, audited per change. */
+  async adminUpdate(actor: Actor, id: string, patch: AdminPatch, ctx: RequestContext) {
+    return this.applyPatch(actor, id, patch, ctx);
+  }
+
+  async changePassword(
+    actor: SelfActor,
+    oldPassword: string,
+    newPassword: string,
+    ctx: RequestContext,
+  ) {
+    const user = await this.get(actor.id);
+    const problems = passwordProblems(newPassword, user.email, 'body.new_password');
+    if (!(await verifyPassword(user.passwordHash, oldPassword))) {
+      problems.unshift({ field: 'body.old_password', message: 'is not the current password' });
+    } else if (oldPassword === newPassword) {
+      problems.push({ field: 'body.new_password', message: 'must differ from the current one' });
+    }
+    if (problems.length > 0) {
+      await this.audit.record(
+        { ...userEvent('user.password_changed', actor, user.id), success: false },
+        ctx,
+      );
+      throw new AppError('VALIDATION_ERROR', 'Password not changed', problems);
+    }
+    const passwordHash = await hashPassword(newPassword);
+    await this.db.transaction(async (tx) => {
+      await usersRepo.update(tx, user.id, { passwordHash });
+      await this.sessions.revokeAll(tx, user.id, new Date());
+      await this.audit.append(tx, userEvent('user.password_changed', actor, user.id), ctx);
+    });
+    this.forget(user.id);
+  }
+
+  /** Deletes the account and all it owns; audit entries keep the id, the email becomes a digest. */
+  async deleteSelf(actor: SelfActor, ctx: RequestContext): Promise<void> {
+    const user = await this.get(actor.id);
+    if (user.adminRole === 'admin') {
+      throw conflict(
+        'An administrator cannot delete their own account; ask another administrator to revoke your rights first',
+      );
+    }
+    await this.db.transaction(async (tx) => {
+      await this.sessions.revokeAll(tx, user.id, new Date());
+      await auditRepo.redactEmail(tx, user.id, user.email);
+      await usersRepo.delete(tx, user.id);
+      const event = userEvent(
+        'user.deleted',
+        { id: user.id, email: emailDigest(user.email) },
+        user.id,
+      );
+      await this.audit.append(tx, event, ctx);
+    });
+    this.forget(user.id);
+  }
+
+  private async applyPatch(actor: Actor, id: string, patch: AdminPatch, ctx: RequestContext) {
+    if (actor.id === id && patch.is_active === false) {
+      throw conflict('Administrators cannot deactivate their own account');
+    }
+    if (actor.id === id && patch.admin_role === 'user') {
+      const self = await this.get(id);
+      if (self.adminRole === 'admin')
+        throw conflict('Administrators cannot revoke their own rights');
+    }
+    try {
+      const updated = await this.db.transaction(async (tx) => {
+        const before = await usersRepo.findById(tx, id);
+        if (before === undefined) throw notFound('User');
+        const changes = diff(before, patch);
+        if (changes.events.length === 0) return before;
+        const after = await usersRepo.update(tx, id, changes.patch);
+        if (after === undefined) throw notFound('User');
+        if (changes.patch.isActive === false) await this.sessions.revokeAll(tx, id, new Date());
+        for (const event of changes.events) {
+          await this.audit.append(tx, userEvent(event.action, actor, id, event.details), ctx);
+        }
+        return after;
+      });
+      this.forget(id);
+      return updated;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('Another account already uses this email');
+      throw err;
+    }
+  }
+}
+
+interface Change {
+  action: string;
+  details?: Record<string, unknown>;
+}
+
+/** What the patch really changes, and the audit action for each change. */
+function diff(before: UserRow, patch: AdminPatch): { patch: UserPatch; events: Change[] } {
+  const out: UserPatch = {};
+  const events: Change[] = [];
+  const fields: string[] = [];
+  if (patch.full_name !== undefined && patch.full_name !== before.fullName) {
+    out.fullName = patch.full_name;
+    fields.push('full_name');
+  }
+  const email = patch.email === undefined ? undefined : normalizeEmail(patch.email);
+  if (email !== undefined && email !== before.email) {
+    out.email = email;
+    fields.push('email');
+  }
+  if (fields.length > 0) events.push({ action: 'user.updated', details: { fields } });
+  if (patch.is_active !== undefined && patch.is_active !== before.isActive) {
+    out.isActive = patch.is_active;
+    events.push({ action: patch.is_active ? 'user.activated' : 'user.deactivated' });
+  }
+  if (patch.admin_role !== undefined && patch.admin_role !== before.adminRole) {
+    out.adminRole = patch.admin_role;
+    events.push({ action: patch.admin_role === 'admin' ? 'user.promoted' : 'user.demoted' });
+  }
+  return { patch: out, events };
+}
+
+function userEvent(
+  action: string,
+  actor: Actor,
+  userId: string,
+  details?: Record<string, unknown>,
+): AuditEvent {
+  return {
+    action,
+    success: true,
+    actorId: actor.id,
+    actorEmail: actor.email,
+    resourceType: 'user',
+    resourceId: userId,
+    ...(details === undefined ? {} : { details }),
+  };
+}

@@ -1,0 +1,57 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+
+const REDOC_PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Medical Assistant API - ReDoc</title>
+  </head>
+  <body>
+    <redoc spec-url="/openapi.json"></redoc>
+    <script src="/redoc/redoc.standalone.js"></script>
+  </body>
+</html>`;
+
+/**
+ * OpenAPI at /openapi.json, Swagger UI at /docs, ReDoc at /redoc. Every asset is served from npm
+ * packages installed with the service; nothing is fetched from a CDN. Registered before the route
+ * policy, so these routes are public.
+ */
+export async function registerDocs(app: FastifyInstance, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Medical Assistant Service API',
+        version,
+        description:
+          'Accounts, conversations, grounded chat, voice, knowledge base and administration. ' +
+          'Every JSON answer under /api and /conversations is the envelope ' +
+          '{ success, data, error, meta }.',
+      },
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+
+  const redocBundle = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+  let bundle: Buffer | undefined;
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  app.get('/redoc', { schema: { hide: true } }, (_req, reply) =>
+    reply.type('text/html; charset=utf-8').send(REDOC_PAGE),
+  );
+  app.get('/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_req, reply) => {
+    bundle ??= await readFile(redocBundle);
+    return reply
+      .type('application/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=86400')
+      .send(bundle);
+  });
+}

@@ -1,0 +1,49 @@
+import type { FastifyRequest } from 'fastify';
+import { Type, type Static, type TSchema } from 'typebox';
+import type { AppError } from '../../errors.js';
+
+const Meta = Type.Object({
+  request_id: Type.String(),
+  timestamp: Type.String({ format: 'date-time' }),
+});
+
+/** The success envelope of DECISIONS 1 around a payload schema. */
+export const Envelope = <T extends TSchema>(data: T) =>
+  Type.Object({ success: Type.Literal(true), data, error: Type.Null(), meta: Meta });
+
+export const FieldErrorSchema = Type.Object({ field: Type.String(), message: Type.String() });
+
+export const ErrorEnvelope = Type.Object(
+  {
+    success: Type.Literal(false),
+    data: Type.Null(),
+    error: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      details: Type.Union([Type.Array(FieldErrorSchema), Type.Object({}), Type.Null()]),
+    }),
+    meta: Meta,
+  },
+  { title: 'Error envelope' },
+);
+
+export type ErrorBody = Static<typeof ErrorEnvelope>;
+
+const meta = (request: FastifyRequest) => ({
+  request_id: request.id,
+  timestamp: new Date().toISOString(),
+});
+
+export const ok = <T>(request: FastifyRequest, data: T) => ({
+  success: true as const,
+  data,
+  error: null,
+  meta: meta(request),
+});
+
+export const errorBody = (request: FastifyRequest, err: AppError): ErrorBody => ({
+  success: false,
+  data: null,
+  error: { code: err.code, message: err.message, details: err.details },
+  meta: meta(request),
+});

@@ -1,0 +1,54 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../errors.js';
+import { errorBody } from './envelope.js';
+import { fieldErrors } from './validation.js';
+
+/** Every failure, thrown anywhere, leaves as one envelope with one of the documented codes. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as Partial<FastifyError>;
+  if (e.validation !== undefined) {
+    return new AppError(
+      'VALIDATION_ERROR',
+      'Request validation failed',
+      fieldErrors(e.validation as never, e.validationContext ?? 'body'),
+    );
+  }
+  switch (e.statusCode) {
+    case 400:
+      // Malformed JSON, empty JSON body, bad content length: the request could not be read.
+      return new AppError('VALIDATION_ERROR', 'Malformed request body', [
+        { field: 'body', message: e.message ?? 'could not be parsed' },
+      ]);
+    case 404:
+      return new AppError('NOT_FOUND', 'Not found');
+    case 413:
+      return new AppError('PAYLOAD_TOO_LARGE', 'Request body is too large');
+    case 415:
+      return new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        'Unsupported content type; send application/json',
+      );
+    default:
+      return new AppError('INTERNAL_ERROR', 'Internal server error');
+  }
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const appErr = toAppError(err);
+    if (appErr.status >= 500) {
+      // Logged with the request id; the client sees only the code and a generic message.
+      request.log.error({ err, reqId: request.id }, 'request failed');
+    }
+    return reply.code(appErr.status).headers(appErr.headers).send(errorBody(request, appErr));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const err = new AppError(
+      'NOT_FOUND',
+      `No route ${request.method} ${request.url.split('?')[0] ?? ''}`,
+    );
+    return reply.code(404).send(errorBody(request, err));
+  });
+}

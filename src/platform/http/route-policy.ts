@@ -1,0 +1,127 @@
+import type {
+  FastifyInstance,
+  FastifyRequest,
+  onRequestHookHandler,
+  preValidationHookHandler,
+  RouteOptions,
+} from 'fastify';
+import { AppError, forbidden, unauthorized } from '../../errors.js';
+import type { AuthUser } from '../../modules/auth/service.js';
+import type { RateLimitRule } from '../rate-limit.js';
+import { ErrorEnvelope } from './envelope.js';
+
+export type AuthLevel = 'none' | 'user' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route. Every API route must say. */
+    auth?: AuthLevel;
+    /** A per-IP limit for the route (spec section 8). */
+    rateLimit?: RateLimitRule;
+  }
+  interface FastifyRequest {
+    auth: AuthUser | null;
+  }
+}
+
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  auth: AuthLevel;
+  rateLimited: boolean;
+}
+
+export interface RoutePolicyDeps {
+  authenticate(token: string): Promise<AuthUser>;
+  /** The hook enforcing a rule, or null when limits are switched off. */
+  rateLimitHook(rule: RateLimitRule): onRequestHookHandler | null;
+}
+
+const BEARER = /^Bearer\s+(\S{1,4096})\s*$/i;
+
+/**
+ * Applies each route's declared policy: rate limit, then authentication and role, both before the
+ * body is read; documents the error answers and bearer security; refuses bodies on routes that take
+ * none. Collects the routes so the authorization matrix test can check every one.
+ */
+export function registerRoutePolicy(
+  app: FastifyInstance,
+  deps: RoutePolicyDeps,
+): RegisteredRoute[] {
+  const registry: RegisteredRoute[] = [];
+  app.decorateRequest('auth', null);
+
+  const guard = (level: 'user' | 'admin'): onRequestHookHandler =>
+    async function authGuard(request: FastifyRequest) {
+      const match = BEARER.exec(request.headers.authorization ?? '');
+      if (match?.[1] === undefined) throw unauthorized('Missing or malformed bearer token');
+      const user = await deps.authenticate(match[1]);
+      if (level === 'admin' && user.role !== 'admin') throw forbidden();
+      request.auth = user;
+    };
+
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.method === 'HEAD' || (Array.isArray(route.method) && route.method.includes('HEAD')))
+      return;
+    const auth = route.config?.auth;
+    if (auth === undefined)
+      throw new Error(`route ${String(route.method)} ${route.url} declares no auth policy`);
+    const rule = route.config?.rateLimit;
+    const onRequest: onRequestHookHandler[] = [];
+    const limiter = rule === undefined ? null : deps.rateLimitHook(rule);
+    if (limiter !== null) onRequest.push(limiter);
+    if (auth !== 'none') onRequest.push(guard(auth));
+    route.onRequest = [...onRequest, ...toArray(route.onRequest)];
+    if (
+      route.schema?.body === undefined &&
+      ['POST', 'PUT', 'PATCH', 'DELETE'].includes(String(route.method))
+    ) {
+      route.preValidation = [rejectBody, ...toArray(route.preValidation)];
+    }
+    documentErrors(route, auth, rule !== undefined);
+    for (const method of toArray(route.method)) {
+      registry.push({
+        method: String(method),
+        url: route.url,
+        auth,
+        rateLimited: rule !== undefined,
+      });
+    }
+  });
+  return registry;
+}
+
+function toArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}
+
+const rejectBody: preValidationHookHandler = (request, _reply, done) => {
+  const body = request.body;
+  const empty =
+    body === undefined ||
+    body === null ||
+    (typeof body === 'object' && Object.keys(body).length === 0);
+  done(
+    empty
+      ? undefined
+      : new AppError('VALIDATION_ERROR', 'Request validation failed', [
+          { field: 'body', message: 'this endpoint takes no request body' },
+        ]),
+  );
+};
+
+function documentErrors(route: RouteOptions, auth: AuthLevel, limited: boolean): void {
+  const schema = (route.schema ??= {}) as Record<string, unknown>;
+  const response = (schema.response ??= {}) as Record<string, unknown>;
+  const add = (status: number, description: string) => {
+    response[status] ??= { ...ErrorEnvelope, description };
+  };
+  if (auth !== 'none') {
+    add(401, 'Missing, invalid, expired or revoked token');
+    schema.security = [{ bearerAuth: [] }];
+  }
+  if (auth === 'admin') add(403, 'Caller is not an administrator');
+  add(422, 'Request validation failed');
+  if (limited) add(429, 'Rate limit exceeded');
+  add(500, 'Internal error');
+}

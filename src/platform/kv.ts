@@ -1,0 +1,101 @@
+import { Redis } from 'ioredis';
+
+/**
+ * The small shared state the service keeps outside the database: fixed-window counters (rate
+ * limits) and expiring flags (token revocation). Redis when configured, so every instance sees the
+ * same state; otherwise an in-process map with the same behaviour.
+ */
+export interface KeyValueStore {
+  readonly kind: 'redis' | 'memory';
+  /** Adds one to the counter at `key`, created with a lifetime of `ttlMs`; returns the new count. */
+  increment(key: string, ttlMs: number): Promise<number>;
+  /** Sets an expiring marker. */
+  setFlag(key: string, ttlSeconds: number): Promise<void>;
+  /** True when any of the keys is set and unexpired. */
+  anyFlag(keys: readonly string[]): Promise<boolean>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const INCREMENT_LUA = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
+
+interface RedisWithIncrement extends Redis {
+  incrementWindow(key: string, ttlMs: number): Promise<number>;
+}
+
+export function createRedis(url: string, prefix: string): Redis {
+  const redis = new Redis(url, {
+    keyPrefix: prefix,
+    // Fail fast while Redis is unreachable instead of queueing requests behind it.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    enableAutoPipelining: true,
+    retryStrategy: (times) => Math.min(100 * times, 2000),
+  });
+  // Connection errors are reported by /ready; without a listener ioredis would print each one.
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+export function redisStore(redis: Redis): KeyValueStore {
+  const client = redis as RedisWithIncrement;
+  client.defineCommand('incrementWindow', { numberOfKeys: 1, lua: INCREMENT_LUA });
+  return {
+    kind: 'redis',
+    increment: (key, ttlMs) => client.incrementWindow(key, ttlMs),
+    setFlag: async (key, ttlSeconds) => {
+      await client.set(key, '1', 'EX', Math.max(1, Math.ceil(ttlSeconds)));
+    },
+    anyFlag: async (keys) => keys.length > 0 && (await client.exists(...keys)) > 0,
+    ping: async () => {
+      await client.ping();
+    },
+    close: async () => {
+      await client.quit().catch(() => {
+        client.disconnect();
+      });
+    },
+  };
+}
+
+/** In-process store for a single instance; expired entries are swept once a minute. */
+export function memoryStore(now: () => number = Date.now): KeyValueStore {
+  const counters = new Map<string, { count: number; expiresAt: number }>();
+  const flags = new Map<string, number>();
+  const sweep = setInterval(() => {
+    const t = now();
+    for (const [k, v] of counters) if (v.expiresAt <= t) counters.delete(k);
+    for (const [k, exp] of flags) if (exp <= t) flags.delete(k);
+  }, 60_000);
+  sweep.unref();
+  return {
+    kind: 'memory',
+    increment: (key, ttlMs) => {
+      const t = now();
+      const entry = counters.get(key);
+      if (entry === undefined || entry.expiresAt <= t) {
+        counters.set(key, { count: 1, expiresAt: t + ttlMs });
+        return Promise.resolve(1);
+      }
+      entry.count += 1;
+      return Promise.resolve(entry.count);
+    },
+    setFlag: (key, ttlSeconds) => {
+      flags.set(key, now() + ttlSeconds * 1000);
+      return Promise.resolve();
+    },
+    anyFlag: (keys) => {
+      const t = now();
+      return Promise.resolve(keys.some((k) => (flags.get(k) ?? 0) > t));
+    },
+    ping: () => Promise.resolve(),
+    close: () => {
+      clearInterval(sweep);
+      return Promise.resolve();
+    },
+  };
+}

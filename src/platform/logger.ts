@@ -1,0 +1,39 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
+import type { Config } from '../config.js';
+
+/** pino, typed as Fastify's logger so one instance serves the app and the services. */
+export type Logger = FastifyBaseLogger;
+
+/**
+ * Paths that must never reach a log line: credentials, message content, transcripts, prompts,
+ * tool arguments and patient data. Log call sites should not pass these at all; this is the net.
+ */
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'password',
+  '*.password',
+  '*.old_password',
+  '*.new_password',
+  '*.password_hash',
+  '*.passwordHash',
+  '*.access_token',
+  '*.refresh_token',
+  '*.token',
+  '*.content',
+  '*.transcript',
+  '*.prompt',
+  '*.arguments',
+  '*.patient',
+  '*.email',
+];
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({
+    level: config.logLevel,
+    base: { service: 'medical-assistant' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: REDACT, censor: '[redacted]' },
+  });
+}

@@ -1,0 +1,45 @@
+import type { Deps } from './deps.js';
+import type { App } from './platform/http/types.js';
+
+/**
+ * Graceful stop: refuse new connections, let in-flight requests finish (at most `timeoutMs`), then
+ * cut whatever is left, close the database and Redis, and exit.
+ */
+export function createShutdown(app: App, deps: Pick<Deps, 'close' | 'log'>, timeoutMs: number) {
+  let closing: Promise<void> | undefined;
+  return (reason: string): Promise<void> => {
+    closing ??= (async () => {
+      deps.log.info({ reason }, 'shutting down');
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => {
+          resolve('timeout');
+        }, timeoutMs);
+      });
+      const outcome = await Promise.race([app.close().then(() => 'closed' as const), deadline]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') {
+        deps.log.warn(
+          { timeoutMs },
+          'in-flight requests did not finish in time; closing connections',
+        );
+        app.server.closeAllConnections();
+      }
+      await deps.close();
+      deps.log.info('stopped');
+    })();
+    return closing;
+  };
+}
+
+export function installShutdown(app: App, deps: Deps, timeoutMs: number): void {
+  const shutdown = createShutdown(app, deps, timeoutMs);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      void shutdown(signal).then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
+}
