@@ -1,19 +1,36 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/client.js';
 import { runMigrations } from '../src/db/migrate.js';
-import { ADMIN_DATABASE_URL, TEMPLATE_DATABASE, databaseUrl } from './helpers/env.js';
+import { ADMIN_DATABASE_URL, databaseUrl } from './helpers/env.js';
 
-/** Builds the migrated template database every integration test file copies its own from. */
-export default async function setup(): Promise<void> {
-  const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
-  } finally {
-    await admin.end();
+declare module 'vitest' {
+  export interface ProvidedContext {
+    templateDatabase: string;
   }
-  const database = await openDatabase({ url: databaseUrl(TEMPLATE_DATABASE), poolSize: 1 });
+}
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Builds the migrated template database that each integration test file copies its own from. The
+ * name is unique per run, so runs side by side never touch each other's template.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const name = `mas_template_${randomBytes(5).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const database = await openDatabase({ url: databaseUrl(name), poolSize: 1 });
   await runMigrations(database);
   await database.close();
+  project.provide('templateDatabase', name);
+  return () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
 }

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { runMigrations } from '../../src/db/migrate.js';
-import { ADMIN_DATABASE_URL, TEMPLATE_DATABASE, databaseUrl } from './env.js';
+import { ADMIN_DATABASE_URL, databaseUrl } from './env.js';
 
 export type Backend = 'postgres' | 'pglite';
 
@@ -21,7 +22,7 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
   const name = `mas_test_${randomBytes(6).toString('hex')}`;
   for (let attempt = 0; ; attempt++) {
     try {
-      await admin((c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`));
+      await admin((c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`));
       break;
     } catch (err) {
       // Two files copying the template at the same instant can collide; try again shortly.

@@ -2,7 +2,6 @@
 export const ADMIN_DATABASE_URL =
   process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres:postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const TEMPLATE_DATABASE = 'mas_test_template';
 
 export function databaseUrl(name: string): string {
   const url = new URL(ADMIN_DATABASE_URL);
