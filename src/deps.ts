@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
@@ -18,6 +17,7 @@ import { UsersService } from './modules/users/service.js';
 import { createRedis, memoryStore, redisStore, type KeyValueStore } from './platform/kv.js';
 import type { Logger } from './platform/logger.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
+import { serviceVersion } from './platform/project.js';
 import { RateLimiter } from './platform/rate-limit.js';
 
 export interface Deps {
@@ -40,8 +40,6 @@ export interface DepsOverrides {
   database?: Database;
   now?: () => Date;
 }
-
-const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 /** Builds everything once, in dependency order. Services receive exactly what they use. */
 export async function createDeps(
@@ -87,7 +85,7 @@ export async function createDeps(
   );
   const rateLimiter = new RateLimiter(kv, log, () => now().getTime());
   const health = new HealthService(
-    version,
+    serviceVersion(),
     readinessChecks(config, database, kv),
     config.readyCheckTimeoutMs,
   );

@@ -1,22 +1,13 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import type { PgliteDatabase } from 'drizzle-orm/pglite';
+import { projectRoot } from '../platform/project.js';
 import type { Database, Schema } from './client.js';
 
-/** src/db/drizzle, found from here whether running from src (tsx) or dist (tsc output). */
-export function migrationsFolder(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json'))) return path.join(dir, 'src', 'db', 'drizzle');
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('cannot find the project root for migrations');
-    dir = parent;
-  }
-}
+/** src/db/drizzle: the SQL is read from the sources, also when running the compiled dist/. */
+export const migrationsFolder = (): string => path.join(projectRoot(), 'src', 'db', 'drizzle');
 
 /** Applies every pending migration; safe when several instances start at once. */
 export async function runMigrations(database: Database): Promise<void> {
