@@ -37,6 +37,7 @@ export interface RoutePolicyDeps {
   rateLimitHook(rule: RateLimitRule): onRequestHookHandler | null;
 }
 
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const BEARER = /^Bearer\s+(\S{1,4096})\s*$/i;
 
 /**
@@ -61,31 +62,24 @@ export function registerRoutePolicy(
     };
 
   app.addHook('onRoute', (route: RouteOptions) => {
-    if (route.method === 'HEAD' || (Array.isArray(route.method) && route.method.includes('HEAD')))
-      return;
     const auth = route.config?.auth;
-    if (auth === undefined)
+    if (auth === undefined) {
       throw new Error(`route ${String(route.method)} ${route.url} declares no auth policy`);
+    }
     const rule = route.config?.rateLimit;
-    const onRequest: onRequestHookHandler[] = [];
     const limiter = rule === undefined ? null : deps.rateLimitHook(rule);
-    if (limiter !== null) onRequest.push(limiter);
-    if (auth !== 'none') onRequest.push(guard(auth));
-    route.onRequest = [...onRequest, ...toArray(route.onRequest)];
-    if (
-      route.schema?.body === undefined &&
-      ['POST', 'PUT', 'PATCH', 'DELETE'].includes(String(route.method))
-    ) {
+    route.onRequest = [
+      ...(limiter === null ? [] : [limiter]),
+      ...(auth === 'none' ? [] : [guard(auth)]),
+      ...toArray(route.onRequest),
+    ];
+    const methods = toArray(route.method).map(String);
+    if (route.schema?.body === undefined && methods.some((m) => BODY_METHODS.has(m))) {
       route.preValidation = [rejectBody, ...toArray(route.preValidation)];
     }
     documentErrors(route, auth, rule !== undefined);
-    for (const method of toArray(route.method)) {
-      registry.push({
-        method: String(method),
-        url: route.url,
-        auth,
-        rateLimited: rule !== undefined,
-      });
+    for (const method of methods) {
+      registry.push({ method, url: route.url, auth, rateLimited: rule !== undefined });
     }
   });
   return registry;
