@@ -5,6 +5,7 @@ import { openDatabase, type Database } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 import { AuditService } from './modules/audit/service.js';
 import { RevocationList } from './modules/auth/revocation.js';
+import { LoginLockout } from './modules/auth/lockout.js';
 import { AuthService } from './modules/auth/service.js';
 import { Sessions } from './modules/auth/sessions.js';
 import { TokenSigner, loadOrCreateSecret } from './modules/auth/tokens.js';
@@ -14,7 +15,13 @@ import {
   type ReadinessCheck,
 } from './modules/health/service.js';
 import { UsersService } from './modules/users/service.js';
-import { createRedis, memoryStore, redisStore, type KeyValueStore } from './platform/kv.js';
+import {
+  createRedis,
+  memoryStore,
+  redisConnected,
+  redisStore,
+  type KeyValueStore,
+} from './platform/kv.js';
 import type { Logger } from './platform/logger.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
 import { serviceVersion } from './platform/project.js';
@@ -58,6 +65,9 @@ export async function createDeps(
   await runMigrations(database);
   const redis =
     config.redisUrl === undefined ? undefined : createRedis(config.redisUrl, config.redisPrefix);
+  if (redis !== undefined && !(await redisConnected(redis, 5000))) {
+    log.warn('Redis is not reachable at start-up; /ready reports it until it is');
+  }
   const kv = redis === undefined ? memoryStore() : redisStore(redis);
   const metrics = createMetrics();
 
@@ -73,14 +83,15 @@ export async function createDeps(
     new Sessions(revocations),
     config.userCacheTtlMs,
   );
+  const lockout = new LoginLockout(database.db, audit, metrics, config.lockout);
   const auth = new AuthService(
     database.db,
     signer,
     revocations,
     users,
+    lockout,
     audit,
     metrics,
-    config.lockout,
     now,
   );
   const rateLimiter = new RateLimiter(kv, log, () => now().getTime());

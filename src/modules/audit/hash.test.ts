@@ -28,7 +28,13 @@ describe('audit hashing', () => {
   it('does not depend on key order, and changes with any field', () => {
     const reordered = { ...entry, details: { a: { c: null, d: [1, { x: 1, y: 2 }] }, b: 1 } };
     expect(entryHash(reordered)).toBe(entryHash(entry));
-    for (const change of [{ seq: 2 }, { action: 'auth.logout' }, { success: false }, { prevHash: 'f'.repeat(64) }, { details: { b: 2 } }]) {
+    for (const change of [
+      { seq: 2 },
+      { action: 'auth.logout' },
+      { success: false },
+      { prevHash: 'f'.repeat(64) },
+      { details: { b: 2 } },
+    ]) {
       expect(entryHash({ ...entry, ...change })).not.toBe(entryHash(entry));
     }
   });

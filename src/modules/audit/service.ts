@@ -90,3 +90,21 @@ export class AuditService {
     }
   }
 }
+
+/** An event by `actor` about the user account `userId`. */
+export function userEvent(
+  action: string,
+  actor: { id: string | null; email: string | null },
+  userId: string | null,
+  extra: { success?: boolean; details?: Record<string, unknown> | undefined } = {},
+): AuditEvent {
+  return {
+    action,
+    success: extra.success ?? true,
+    actorId: actor.id,
+    actorEmail: actor.email,
+    resourceType: 'user',
+    resourceId: userId,
+    ...(extra.details === undefined ? {} : { details: extra.details }),
+  };
+}

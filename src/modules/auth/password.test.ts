@@ -17,12 +17,14 @@ describe('password policy', () => {
     expect(problem(password)).toBe(message);
   });
 
-  it.each(['correct horse battery staple', 'x'.repeat(128), '🙂🙂🙂🙂🙂🙂🙂🙂', 'ärzte-küche-2026'])(
-    'accepts %j (length counted in characters, no composition rules)',
-    (password) => {
-      expect(problem(password)).toBeNull();
-    },
-  );
+  it.each([
+    'correct horse battery staple',
+    'x'.repeat(128),
+    '🙂🙂🙂🙂🙂🙂🙂🙂',
+    'ärzte-küche-2026',
+  ])('accepts %j (length counted in characters, no composition rules)', (password) => {
+    expect(problem(password)).toBeNull();
+  });
 
   it('counts code points, so seven emoji are too short', () => {
     expect(problem('🙂'.repeat(7))).toBe('must be at least 8 characters');

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import type { UserRow } from '../../db/schema/index.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { AppError, conflict, unauthorized } from '../../errors.js';
 import type { Metrics } from '../../platform/metrics.js';
-import type { AuditService, RequestContext } from '../audit/service.js';
+import { userEvent, type AuditService, type RequestContext } from '../audit/service.js';
 import { normalizeEmail, type UsersService } from '../users/service.js';
 import { usersRepo } from '../users/repo.js';
+import type { LoginLockout } from './lockout.js';
 import { hashPassword, passwordProblems, verifyAgainstDummy, verifyPassword } from './password.js';
 import { refreshTokensRepo } from './repo.js';
 import type { RevocationList } from './revocation.js';
@@ -38,9 +38,9 @@ export class AuthService {
     private readonly tokens: TokenSigner,
     private readonly revocations: RevocationList,
     private readonly users: UsersService,
+    private readonly lockout: LoginLockout,
     private readonly audit: AuditService,
     private readonly metrics: Metrics,
-    private readonly lockout: Config['lockout'],
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -49,28 +49,20 @@ export class AuthService {
     const problems = passwordProblems(input.password, email, 'body.password');
     if (problems.length > 0) throw new AppError('VALIDATION_ERROR', 'Password rejected', problems);
     const passwordHash = await hashPassword(input.password);
+    const role = input.role ?? 'user';
     try {
       return await this.db.transaction(async (tx) => {
+        const id = randomUUID();
+        const fullName = input.full_name.trim();
         const user = await usersRepo.insert(tx, {
-          id: randomUUID(),
+          id,
           email,
-          fullName: input.full_name.trim(),
+          fullName,
           passwordHash,
-          adminRole: input.role ?? 'user',
+          adminRole: role,
         });
-        await this.audit.append(
-          tx,
-          {
-            action: 'auth.register',
-            success: true,
-            actorId: user.id,
-            actorEmail: email,
-            resourceType: 'user',
-            resourceId: user.id,
-            details: { source },
-          },
-          ctx,
-        );
+        const event = userEvent('auth.register', user, id, { details: { source, role } });
+        await this.audit.append(tx, event, ctx);
         return user;
       });
     } catch (err) {
@@ -85,49 +77,27 @@ export class AuthService {
     const now = this.now();
     if (user === undefined) {
       await verifyAgainstDummy(password);
-      await this.failed({ actorEmail: email, details: { reason: 'unknown_email' } }, ctx);
+      await this.failed({ id: null, email }, null, 'unknown_email', ctx);
       throw unauthorized(LOGIN_FAILED);
     }
-    if (user.lockedUntil !== null && user.lockedUntil > now) {
-      await this.failed(
-        { actorId: user.id, actorEmail: user.email, details: { reason: 'locked' } },
-        ctx,
-      );
-      const retryAfter = Math.ceil((user.lockedUntil.getTime() - now.getTime()) / 1000);
-      throw new AppError(
-        'RATE_LIMITED',
-        'Too many failed logins; the account is locked for a while',
-        { locked_until: user.lockedUntil.toISOString() },
-        { 'retry-after': String(retryAfter) },
-      );
+    const locked = this.lockout.lockedError(user, now);
+    if (locked !== null) {
+      await this.failed(user, user.id, 'locked', ctx);
+      throw locked;
     }
     if (!(await verifyPassword(user.passwordHash, password))) {
-      await this.recordWrongPassword(user, now, ctx);
+      await this.lockout.recordWrongPassword(user, now, ctx);
       throw unauthorized(LOGIN_FAILED);
     }
     if (!user.isActive) {
-      await this.failed(
-        { actorId: user.id, actorEmail: user.email, details: { reason: 'inactive' } },
-        ctx,
-      );
+      await this.failed(user, user.id, 'inactive', ctx);
       throw new AppError('FORBIDDEN', 'This account is inactive');
     }
     const pair = await this.tokens.issuePair(user.id);
     await this.db.transaction(async (tx) => {
       await usersRepo.recordLogin(tx, user.id, now);
       await refreshTokensRepo.insert(tx, { ...pair.refresh, userId: user.id });
-      await this.audit.append(
-        tx,
-        {
-          action: 'auth.login',
-          success: true,
-          actorId: user.id,
-          actorEmail: user.email,
-          resourceType: 'user',
-          resourceId: user.id,
-        },
-        ctx,
-      );
+      await this.audit.append(tx, userEvent('auth.login', user, user.id), ctx);
     });
     this.users.forget(user.id);
     this.metrics.authEvents.inc({ event: 'login' });
@@ -159,18 +129,7 @@ export class AuthService {
       await refreshTokensRepo.revokeFamily(tx, user.family, now);
       await this.revocations.revokeToken(user.jti, user.exp - Math.floor(now.getTime() / 1000));
       await this.revocations.revokeFamilies([user.family]);
-      await this.audit.append(
-        tx,
-        {
-          action: 'auth.logout',
-          success: true,
-          actorId: user.id,
-          actorEmail: user.email,
-          resourceType: 'user',
-          resourceId: user.id,
-        },
-        ctx,
-      );
+      await this.audit.append(tx, userEvent('auth.logout', user, user.id), ctx);
     });
   }
 
@@ -195,70 +154,17 @@ export class AuthService {
   }
 
   private async failed(
-    event: { actorId?: string; actorEmail: string; details: Record<string, unknown> },
+    actor: { id: string | null; email: string },
+    userId: string | null,
+    reason: string,
     ctx: RequestContext,
   ): Promise<void> {
     this.metrics.authEvents.inc({ event: 'login_failed' });
-    await this.audit.record(
-      {
-        action: 'auth.login_failed',
-        success: false,
-        resourceType: 'user',
-        resourceId: event.actorId ?? null,
-        ...event,
-      },
-      ctx,
-    );
-  }
-
-  /** Counts the failure; the one that reaches the threshold locks the account and says why. */
-  private async recordWrongPassword(user: UserRow, now: Date, ctx: RequestContext): Promise<void> {
-    const { maxFailures, windowSeconds, lockSeconds } = this.lockout;
-    this.metrics.authEvents.inc({ event: 'login_failed' });
-    await this.db.transaction(async (tx) => {
-      const failures = await usersRepo.recordFailure(tx, user.id, now, windowSeconds);
-      const locks = failures >= maxFailures;
-      const base = {
-        actorId: user.id,
-        actorEmail: user.email,
-        resourceType: 'user',
-        resourceId: user.id,
-      };
-      await this.audit.append(
-        tx,
-        {
-          ...base,
-          action: 'auth.login_failed',
-          success: false,
-          details: { reason: 'wrong_password', failures, locked: locks },
-        },
-        ctx,
-      );
-      if (!locks) return;
-      const lockedUntil = new Date(now.getTime() + lockSeconds * 1000);
-      const reason = `${failures} failed logins within ${windowSeconds} s`;
-      await usersRepo.setLockedUntil(tx, user.id, lockedUntil);
-      await usersRepo.insertLock(tx, {
-        id: randomUUID(),
-        userId: user.id,
-        reason,
-        failedAttempts: failures,
-        ip: ctx.ip,
-        lockedAt: now,
-        lockedUntil,
-      });
-      await this.audit.append(
-        tx,
-        {
-          ...base,
-          action: 'auth.account_locked',
-          success: true,
-          details: { reason, locked_until: lockedUntil.toISOString() },
-        },
-        ctx,
-      );
-      this.metrics.authEvents.inc({ event: 'lockout' });
+    const event = userEvent('auth.login_failed', actor, userId, {
+      success: false,
+      details: { reason },
     });
+    await this.audit.record(event, ctx);
   }
 
   /** A refresh token that was already used means it leaked: revoke its whole family. */
@@ -269,18 +175,14 @@ export class AuthService {
     await this.db.transaction(async (tx) => {
       await refreshTokensRepo.revokeFamily(tx, row.familyId, now);
       await this.revocations.revokeFamilies([row.familyId]);
-      await this.audit.append(
-        tx,
-        {
-          action: 'auth.refresh_reuse_detected',
-          success: false,
-          actorId: row.userId,
-          resourceType: 'user',
-          resourceId: row.userId,
-          details: { family: row.familyId },
-        },
-        ctx,
+      const details = { family: row.familyId };
+      const event = userEvent(
+        'auth.refresh_reuse_detected',
+        { id: row.userId, email: null },
+        row.userId,
+        { success: false, details },
       );
+      await this.audit.append(tx, event, ctx);
     });
     this.metrics.authEvents.inc({ event: 'refresh_reuse' });
   }

@@ -3,7 +3,7 @@ import type { UserRow } from '../../db/schema/index.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { AppError, conflict, notFound } from '../../errors.js';
 import { TtlCache } from '../../platform/cache.js';
-import type { AuditEvent, AuditService, RequestContext } from '../audit/service.js';
+import { userEvent, type AuditService, type RequestContext } from '../audit/service.js';
 import { auditRepo } from '../audit/repo.js';
 import { emailDigest } from '../audit/hash.js';
 import { hashPassword, passwordProblems, verifyPassword } from '../auth/password.js';
@@ -98,10 +98,8 @@ export class UsersService {
       problems.push({ field: 'body.new_password', message: 'must differ from the current one' });
     }
     if (problems.length > 0) {
-      await this.audit.record(
-        { ...userEvent('user.password_changed', actor, user.id), success: false },
-        ctx,
-      );
+      const event = userEvent('user.password_changed', actor, user.id, { success: false });
+      await this.audit.record(event, ctx);
       throw new AppError('VALIDATION_ERROR', 'Password not changed', problems);
     }
     const passwordHash = await hashPassword(newPassword);
@@ -154,7 +152,11 @@ export class UsersService {
         if (after === undefined) throw notFound('User');
         if (changes.patch.isActive === false) await this.sessions.revokeAll(tx, id, new Date());
         for (const event of changes.events) {
-          await this.audit.append(tx, userEvent(event.action, actor, id, event.details), ctx);
+          await this.audit.append(
+            tx,
+            userEvent(event.action, actor, id, { details: event.details }),
+            ctx,
+          );
         }
         return after;
       });
@@ -196,21 +198,4 @@ function diff(before: UserRow, patch: AdminPatch): { patch: UserPatch; events: C
     events.push({ action: patch.admin_role === 'admin' ? 'user.promoted' : 'user.demoted' });
   }
   return { patch: out, events };
-}
-
-function userEvent(
-  action: string,
-  actor: Actor,
-  userId: string,
-  details?: Record<string, unknown>,
-): AuditEvent {
-  return {
-    action,
-    success: true,
-    actorId: actor.id,
-    actorEmail: actor.email,
-    resourceType: 'user',
-    resourceId: userId,
-    ...(details === undefined ? {} : { details }),
-  };
 }
