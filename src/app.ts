@@ -40,6 +40,9 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
       return typeof header === 'string' && SANE_REQUEST_ID.test(header) ? header : randomUUID();
     },
   });
+  // Bodies are JSON (DECISIONS 1): text/plain gets 415 like any other type, rather than being
+  // parsed into a string that then fails validation with a misleading "must be object".
+  fastify.removeContentTypeParser('text/plain');
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(createValidatorCompiler());
   registerErrorHandling(app);

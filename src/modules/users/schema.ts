@@ -7,8 +7,12 @@ export const Password = Type.String({ minLength: 8, maxLength: 128 });
 export const FullName = Type.String({
   minLength: 1,
   maxLength: 200,
-  // At least one visible character and no control characters.
-  pattern: '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$',
+  // At least one visible character; no control characters (C0, DEL, C1) and no lone surrogates,
+  // which would be stored as U+FFFD rather than as sent.
+  pattern:
+    '^[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*' +
+    '[^\\s\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]' +
+    '[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$',
 });
 export const AdminRole = Type.Union([Type.Literal('user'), Type.Literal('admin')]);
 export const Uuid = Type.String({ format: 'uuid' });

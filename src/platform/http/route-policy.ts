@@ -42,8 +42,9 @@ const BEARER = /^Bearer\s+(\S{1,4096})\s*$/i;
 
 /**
  * Applies each route's declared policy: rate limit, then authentication and role, both before the
- * body is read; documents the error answers and bearer security; refuses bodies on routes that take
- * none. Collects the routes so the authorization matrix test can check every one.
+ * body is read; documents the error answers and bearer security; refuses bodies and query
+ * parameters on routes that take none. Collects the routes so the authorization matrix test can
+ * check every one.
  */
 export function registerRoutePolicy(
   app: FastifyInstance,
@@ -77,6 +78,9 @@ export function registerRoutePolicy(
     if (route.schema?.body === undefined && methods.some((m) => BODY_METHODS.has(m))) {
       route.preValidation = [rejectBody, ...toArray(route.preValidation)];
     }
+    if (route.schema?.querystring === undefined) {
+      route.preValidation = [rejectQuery, ...toArray(route.preValidation)];
+    }
     documentErrors(route, auth, rule !== undefined);
     for (const method of methods) {
       registry.push({ method, url: route.url, auth, rateLimited: rule !== undefined });
@@ -101,6 +105,20 @@ const rejectBody: preValidationHookHandler = (request, _reply, done) => {
       : new AppError('VALIDATION_ERROR', 'Request validation failed', [
           { field: 'body', message: 'this endpoint takes no request body' },
         ]),
+  );
+};
+
+/** Unknown query parameters are refused like unknown body fields, also where a route takes none. */
+const rejectQuery: preValidationHookHandler = (request, _reply, done) => {
+  const names = Object.keys(request.query ?? {});
+  done(
+    names.length === 0
+      ? undefined
+      : new AppError(
+          'VALIDATION_ERROR',
+          'Request validation failed',
+          names.map((name) => ({ field: `query.${name}`, message: 'is not an allowed field' })),
+        ),
   );
 };
 

@@ -6,6 +6,9 @@ import type { FieldError } from '../../errors.js';
 // ajv-formats ships CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
+/** A bare UUID: ajv-formats also accepts a `urn:uuid:` prefix, which PostgreSQL's uuid type refuses. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A practical address check (RFC 5321 lengths; no quoted local parts), after trimming. */
 const EMAIL =
   /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
@@ -19,12 +22,16 @@ function createAjv(coerce: boolean): Ajv {
     strict: false,
   });
   addFormats(ajv);
-  ajv.addFormat('email', (value: string) => {
-    const email = value.trim();
-    const local = email.split('@')[0] ?? '';
-    return email.length <= 254 && local.length <= 64 && EMAIL.test(email);
-  });
+  ajv.addFormat('uuid', UUID);
+  ajv.addFormat('email', isEmail);
   return ajv;
+}
+
+/** The `email` format; also used where an address arrives outside HTTP (CLI, bootstrap). */
+export function isEmail(value: string): boolean {
+  const email = value.trim();
+  const local = email.split('@')[0] ?? '';
+  return email.length <= 254 && local.length <= 64 && EMAIL.test(email);
 }
 
 /**

@@ -1,0 +1,299 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usersRepo } from '../src/modules/users/repo.js';
+import type { AuthLevel, RegisteredRoute } from '../src/platform/http/route-policy.js';
+import { createTestApp, type TestApp } from './helpers/app.js';
+import {
+  PASSWORD,
+  bearer,
+  createUser,
+  dataOf,
+  errorOf,
+  uniqueEmail,
+  type TestUser,
+} from './helpers/factories.js';
+
+/**
+ * The authorization matrix: every route the app registers, a sample request for it, and the status
+ * each kind of caller gets. A route registered without an entry here, or an entry for a route that
+ * is gone, fails the suite.
+ */
+
+/** Callers. "deactivated*" signed in, then an administrator deactivated them: the token is unexpired. */
+const CALLERS = ['anonymous', 'user', 'admin', 'deactivated', 'deactivatedAdmin'] as const;
+type Caller = (typeof CALLERS)[number];
+type Expected = [
+  anonymous: number,
+  user: number,
+  admin: number,
+  deactivated: number,
+  deactivatedAdmin: number,
+];
+
+interface Sample {
+  url: string;
+  payload?: Record<string, unknown>;
+}
+
+interface Entry {
+  /** The state of the fresh user each case acts on (default: an active ordinary user). */
+  subject?: 'user' | 'inactive' | 'admin';
+  /** A request the route accepts from an authorized caller. */
+  sample(subject: TestUser, caller: TestUser | null): Sample;
+  expect: Expected;
+}
+
+const NEW_PASSWORD = 'a different passphrase 42';
+
+// expect: [anonymous, user, admin, deactivated user, deactivated admin]
+const MATRIX: Record<string, Entry> = {
+  'GET /health': { sample: () => ({ url: '/health' }), expect: [200, 200, 200, 200, 200] },
+  'GET /ready': { sample: () => ({ url: '/ready' }), expect: [200, 200, 200, 200, 200] },
+  'GET /metrics': { sample: () => ({ url: '/metrics' }), expect: [200, 200, 200, 200, 200] },
+  'POST /api/auth/register': {
+    sample: () => ({
+      url: '/api/auth/register',
+      payload: { email: uniqueEmail('matrix'), password: PASSWORD, full_name: 'Matrix Case' },
+    }),
+    expect: [201, 201, 201, 201, 201],
+  },
+  'POST /api/auth/login': {
+    sample: (s) => ({ url: '/api/auth/login', payload: { email: s.email, password: s.password } }),
+    expect: [200, 200, 200, 200, 200],
+  },
+  'POST /api/auth/refresh': {
+    sample: (s) => ({ url: '/api/auth/refresh', payload: { refresh_token: s.refresh } }),
+    expect: [200, 200, 200, 200, 200],
+  },
+  'POST /api/auth/logout': {
+    sample: () => ({ url: '/api/auth/logout' }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  'GET /api/auth/me': {
+    sample: () => ({ url: '/api/auth/me' }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  'GET /api/users/me': {
+    sample: () => ({ url: '/api/users/me' }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  'PUT /api/users/me': {
+    sample: () => ({ url: '/api/users/me', payload: { full_name: 'Renamed Self' } }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  'POST /api/users/me/change-password': {
+    sample: (_s, c) => ({
+      url: '/api/users/me/change-password',
+      payload: { old_password: c?.password ?? PASSWORD, new_password: NEW_PASSWORD },
+    }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  // An administrator cannot delete their own account (DECISIONS 2): 409.
+  'DELETE /api/users/me': {
+    sample: () => ({ url: '/api/users/me' }),
+    expect: [401, 200, 409, 401, 401],
+  },
+  'GET /api/users': {
+    sample: () => ({ url: '/api/users?offset=0&limit=5' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'GET /api/users/:user_id': {
+    sample: (s) => ({ url: `/api/users/${s.id}` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'PATCH /api/users/:user_id': {
+    sample: (s) => ({ url: `/api/users/${s.id}`, payload: { full_name: 'Renamed By Admin' } }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'PUT /api/users/:user_id/activate': {
+    subject: 'inactive',
+    sample: (s) => ({ url: `/api/users/${s.id}/activate` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'PUT /api/users/:user_id/deactivate': {
+    sample: (s) => ({ url: `/api/users/${s.id}/deactivate` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'PUT /api/users/:user_id/promote-admin': {
+    sample: (s) => ({ url: `/api/users/${s.id}/promote-admin` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'PUT /api/users/:user_id/revoke-admin': {
+    subject: 'admin',
+    sample: (s) => ({ url: `/api/users/${s.id}/revoke-admin` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+};
+
+/**
+ * The auth level the spec gives each path (first match wins): section 4's Auth columns and headings,
+ * section 5.2 for the public routes, DECISIONS 7 for the caller's own flags. A route that matches
+ * no rule fails: decide from the spec and add one.
+ */
+const SPEC_AUTH: [method: RegExp, path: RegExp, level: AuthLevel, source: string][] = [
+  [/^GET$/, /^\/(health|ready|metrics)$/, 'none', 'spec 4.8, 5.2'],
+  [/^POST$/, /^\/api\/auth\/(register|login|refresh)$/, 'none', 'spec 4.1, 5.2'],
+  [/^(GET|POST)$/, /^\/api\/auth\/(logout|me)$/, 'user', 'spec 4.1'],
+  [/./, /^\/api\/users\/me(\/|$)/, 'user', 'spec 4.2'],
+  [/./, /^\/api\/users(\/|$)/, 'admin', 'spec 4.2'],
+  [/./, /^\/conversations(\/|$)/, 'user', 'spec 4.3'],
+  [/./, /^\/api\/admin\//, 'admin', 'spec 4.4 to 4.7, 4.9'],
+  [/^POST$/, /^\/api\/(voice\/session|voice\/audio|feedback)$/, 'user', 'spec 4.9'],
+  [/^GET$/, /^\/api\/feature-flags$/, 'user', 'DECISIONS 7'],
+];
+
+const keyOf = (r: Pick<RegisteredRoute, 'method' | 'url'>) => `${r.method} ${r.url}`;
+const specAuth = (r: RegisteredRoute) =>
+  SPEC_AUTH.find(([method, path]) => method.test(r.method) && path.test(r.url));
+const isSuccess = (status: number) => status >= 200 && status < 300;
+
+describe('authorization matrix (PostgreSQL + Redis)', () => {
+  let t: TestApp;
+  let operator: TestUser; // the administrator who deactivates callers and prepares subjects
+  beforeAll(async () => {
+    t = await createTestApp();
+    operator = await createUser(t.app, t.deps, { admin: true });
+  });
+  afterAll(() => t.close());
+
+  const registered = () => new Map(t.routes.map((r) => [keyOf(r), r]));
+
+  async function adminAction(userId: string, action: string) {
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: `/api/users/${userId}/${action}`,
+      headers: bearer(operator.access),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+  }
+
+  async function callerOfKind(kind: Caller): Promise<TestUser | null> {
+    if (kind === 'anonymous') return null;
+    const admin = kind === 'admin' || kind === 'deactivatedAdmin';
+    const caller = await createUser(t.app, t.deps, { admin });
+    if (kind === 'deactivated' || kind === 'deactivatedAdmin') {
+      await adminAction(caller.id, 'deactivate');
+    }
+    return caller;
+  }
+
+  async function subjectFor(entry: Entry): Promise<TestUser> {
+    const subject = await createUser(t.app, t.deps);
+    if (entry.subject === 'inactive') await adminAction(subject.id, 'deactivate');
+    if (entry.subject === 'admin') await adminAction(subject.id, 'promote-admin');
+    return subject;
+  }
+
+  /** The stored rows of the users a case involves and the user count: a refusal changes neither. */
+  async function snapshot(users: (TestUser | null)[]) {
+    const db = t.deps.database.db;
+    const rows = await Promise.all(
+      users.map(async (u) => (u === null ? null : usersRepo.findById(db, u.id))),
+    );
+    return { rows, count: await usersRepo.count(db) };
+  }
+
+  it('has exactly one entry for every registered route, and none for a route that is gone', () => {
+    const routes = registered();
+    expect(routes.size, 'a route is registered twice').toBe(t.routes.length);
+    const missing = [...routes.keys()].filter((k) => !(k in MATRIX));
+    const stale = Object.keys(MATRIX).filter((k) => !routes.has(k));
+    expect(missing, 'registered routes without a matrix entry').toEqual([]);
+    expect(stale, 'matrix entries for routes that are not registered').toEqual([]);
+  });
+
+  it('registers every route with the auth level the spec gives it', () => {
+    const wrong = t.routes.flatMap((r) => {
+      const rule = specAuth(r);
+      if (rule === undefined) return [`${keyOf(r)}: no spec rule in SPEC_AUTH`];
+      const [, , level, source] = rule;
+      return r.auth === level ? [] : [`${keyOf(r)}: registered ${r.auth}, ${source} says ${level}`];
+    });
+    expect(wrong).toEqual([]);
+    // Spot checks that do not depend on the rules above.
+    const routes = registered();
+    expect(routes.get('POST /api/auth/register')?.auth).toBe('none');
+    expect(routes.get('GET /api/users/me')?.auth).toBe('user');
+    expect(routes.get('PATCH /api/users/:user_id')?.auth).toBe('admin');
+  });
+
+  it('expects what each route’s auth level implies', () => {
+    const routes = registered();
+    const wrong = Object.entries(MATRIX).flatMap(([key, entry]) => {
+      const auth = routes.get(key)?.auth;
+      const [anonymous, user, admin, deactivated, deactivatedAdmin] = entry.expect;
+      const fine =
+        auth === 'none'
+          ? isSuccess(anonymous) && entry.expect.every((s) => s === anonymous)
+          : auth === 'user'
+            ? anonymous === 401 &&
+              isSuccess(user) &&
+              (isSuccess(admin) || admin === 409) &&
+              deactivated === 401 &&
+              deactivatedAdmin === 401
+            : auth === 'admin' &&
+              anonymous === 401 &&
+              user === 403 &&
+              isSuccess(admin) &&
+              deactivated === 401 &&
+              deactivatedAdmin === 401;
+      return fine ? [] : [`${key} (${String(auth)}): ${entry.expect.join(', ')}`];
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  const cases = Object.entries(MATRIX).flatMap(([key, entry]) =>
+    CALLERS.map((caller, i) => ({ key, entry, caller, status: entry.expect[i] ?? 0 })),
+  );
+
+  it.each(cases)('$key as $caller: $status', async ({ key, entry, caller: kind, status }) => {
+    const [method = '', template = ''] = key.split(' ');
+    const subject = await subjectFor(entry);
+    const caller = await callerOfKind(kind);
+    const sample = entry.sample(subject, caller);
+    const path = new RegExp(`^${template.replace(/:[A-Za-z0-9_]+/g, '[^/?]+')}(\\?|$)`);
+    expect(sample.url, 'the sample calls the route of its entry').toMatch(path);
+    const before = await snapshot([subject, caller]);
+
+    const res = await t.app.inject({
+      method: method as 'GET',
+      url: sample.url,
+      headers: caller === null ? {} : bearer(caller.access),
+      ...(sample.payload === undefined ? {} : { payload: sample.payload }),
+    });
+
+    expect(res.statusCode, res.body).toBe(status);
+    if (isSuccess(status)) {
+      if (sample.url.startsWith('/api/')) dataOf(res);
+      return;
+    }
+    const code = { 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 409: 'CONFLICT' }[status];
+    expect(errorOf(res, status).code).toBe(code);
+    // A refused request changed nothing: not the caller, not the user it named, not the user count.
+    expect(await snapshot([subject, caller])).toEqual(before);
+  });
+
+  it.each(['/docs', '/docs/', '/redoc', '/redoc/redoc.standalone.js', '/openapi.json'])(
+    'serves the public docs route %s without a token',
+    async (url) => {
+      expect(t.routes.some((r) => r.url === url)).toBe(false);
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.statusCode).toBe(200);
+      expect(res.body.length).toBeGreaterThan(100);
+    },
+  );
+
+  it('documents bearer security on exactly the routes that need a token', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    const doc = res.json<{ paths: Record<string, Record<string, { security?: unknown }>> }>();
+    const wrong = t.routes.flatMap((r) => {
+      const path = r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+      const op = doc.paths[path]?.[r.method.toLowerCase()];
+      if (op === undefined) return [`${keyOf(r)}: not documented`];
+      const security = r.auth === 'none' ? undefined : [{ bearerAuth: [] }];
+      return JSON.stringify(op.security) === JSON.stringify(security)
+        ? []
+        : [`${keyOf(r)}: security ${JSON.stringify(op.security)}`];
+    });
+    expect(wrong).toEqual([]);
+  });
+});

@@ -1,0 +1,837 @@
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import type { InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JSON_BODY_LIMIT } from '../src/app.js';
+import { usersRepo } from '../src/modules/users/repo.js';
+import type { AuthLevel } from '../src/platform/http/route-policy.js';
+import { createTestApp, type TestApp } from './helpers/app.js';
+import {
+  PASSWORD,
+  bearer,
+  createUser,
+  dataOf,
+  errorOf,
+  login,
+  register,
+  uniqueEmail,
+  type TestUser,
+} from './helpers/factories.js';
+
+/**
+ * Bad input for every registered route: a table gives each route a request it accepts and the bad
+ * inputs that only it has; the cases every route of its kind shares (tokens, JSON bodies, path ids,
+ * query strings) are added from what the table says the route takes. Every refusal must be the
+ * error envelope with a clear code, validation errors must name the fields, nothing may be half
+ * written, and nothing may answer 500.
+ */
+
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type Body = Record<string, unknown>;
+
+interface Fixtures {
+  /** Signed in with the role the route requires (an ordinary user for public routes). */
+  caller: TestUser;
+  /** Another ordinary user, the one the route acts on where it takes an id. */
+  subject: TestUser;
+}
+
+interface Sample {
+  params?: Record<string, string>;
+  query?: string;
+  body?: Body;
+}
+
+interface Case {
+  name: string;
+  status: number;
+  /** For 422: exactly the fields the error names. */
+  fields?: string[];
+  message?: RegExp;
+  /** Merged into the sample body; an `undefined` value drops the field. */
+  body?: Body | ((f: Fixtures) => Body);
+  /** Replaces the body entirely: raw bytes and their content type (none when absent). */
+  raw?: { payload: string | Buffer; type?: string };
+  params?: Record<string, string>;
+  /** Replaces the sample's query string. */
+  query?: string;
+  /** Appended to the sample's query string. */
+  extraQuery?: string;
+  /** Replaces the caller's Authorization header. */
+  auth?: (f: Fixtures) => string;
+  /** Moves the service clock for this request. */
+  clockMs?: number;
+}
+
+interface RouteInputs {
+  auth: AuthLevel;
+  /** Takes a JSON body. */
+  body?: true;
+  /** Path parameters (all UUIDs). */
+  params?: string[];
+  /** Declares query parameters. */
+  query?: true;
+  sample(f: Fixtures): Sample;
+  cases?: Case[];
+}
+
+const NEW_PASSWORD = 'a different passphrase 42';
+const SQL = "' OR 1=1 --";
+
+/** An address of exactly `n` characters: a 64-character local part and labels of at most 63. */
+function emailOfLength(n: number): string {
+  const local = (randomBytes(8).toString('hex') + 'a'.repeat(64)).slice(0, 64);
+  let domain = 'test';
+  while (local.length + 1 + domain.length < n) {
+    const room = n - (local.length + 1 + domain.length) - 1;
+    domain = `${'d'.repeat(Math.min(63, room))}.${domain}`;
+  }
+  return `${local}@${domain}`;
+}
+
+const registration = (): Body => ({
+  email: uniqueEmail('bad'),
+  password: PASSWORD,
+  full_name: 'Bad Input',
+});
+
+/** A body the schema refuses, naming one field. */
+const invalid = (name: string, field: string, body: NonNullable<Case['body']>): Case => ({
+  name,
+  status: 422,
+  fields: [field],
+  body,
+});
+
+/** Bad values for a `full_name` field, wherever it is accepted. */
+const badNames = (field: string): Case[] =>
+  (
+    [
+      ['as a number', 42],
+      ['as an object', { first: 'Ada' }],
+      ['null', null],
+      ['empty', ''],
+      ['blank', '   '],
+      ['over 200 characters', 'a'.repeat(201)],
+      ['over 200 code points of emoji', '🩺'.repeat(201)],
+      ['with a NUL', 'Ada\u0000Lovelace'],
+      ['with an escape sequence', 'Ada\u001b[31m'],
+      ['with a newline', 'Ada\nLovelace'],
+      ['with DEL', 'Ada\u007f'],
+      ['with a C1 control character', 'Ada\u0085Lovelace'],
+      ['with a lone surrogate', 'Ada\ud800'],
+    ] as const
+  ).map(([what, value]) => invalid(`full_name ${what}`, field, { full_name: value }));
+
+/** Bad values for an `email` field. */
+const badEmails = (field: string): Case[] =>
+  (
+    [
+      ['as a number', 12345],
+      ['as an array', ['a@example.test']],
+      ['null', null],
+      ['without an @', 'not-an-email'],
+      ['over 254 characters', emailOfLength(255)],
+      ['that looks like SQL', SQL],
+      ['with a NUL', 'a\u0000b@example.test'],
+    ] as const
+  ).map(([what, value]) => invalid(`email ${what}`, field, { email: value }));
+
+const unexpected = (field: string, value: unknown): Case =>
+  invalid(`unknown field ${field}`, `body.${field}`, { [field]: value });
+
+const missing = (...fields: string[]): Case => ({
+  name: `missing ${fields.join(', ')}`,
+  status: 422,
+  fields: fields.map((f) => `body.${f}`),
+  body: () => Object.fromEntries(fields.map((f) => [f, undefined])),
+});
+
+const INPUTS: Record<string, RouteInputs> = {
+  'GET /health': { auth: 'none', sample: () => ({}) },
+  'GET /ready': { auth: 'none', sample: () => ({}) },
+  'GET /metrics': { auth: 'none', sample: () => ({}) },
+  'POST /api/auth/register': {
+    auth: 'none',
+    body: true,
+    sample: () => ({ body: registration() }),
+    cases: [
+      invalid('password as a number', 'body.password', { password: 12345678 }),
+      invalid('password too short', 'body.password', { password: 'short12' }),
+      invalid('password over 128', 'body.password', { password: 'p'.repeat(129) }),
+      {
+        name: 'a common password',
+        status: 422,
+        fields: ['body.password'],
+        message: /rejected/,
+        body: () => ({ password: 'Sunshine' }),
+      },
+      {
+        name: 'the email as password',
+        status: 422,
+        fields: ['body.password'],
+        body: () => {
+          const email = uniqueEmail('same');
+          return { email, password: email };
+        },
+      },
+      missing('email'),
+      missing('password'),
+      missing('full_name'),
+      missing('email', 'password', 'full_name'),
+      unexpected('is_admin', true),
+      unexpected('admin_role', 'admin'),
+      ...badEmails('body.email'),
+      ...badNames('body.full_name'),
+    ],
+  },
+  'POST /api/auth/login': {
+    auth: 'none',
+    body: true,
+    sample: (f) => ({ body: { email: f.subject.email, password: f.subject.password } }),
+    cases: [
+      invalid('password as a boolean', 'body.password', { password: true }),
+      invalid('empty password', 'body.password', { password: '' }),
+      invalid('password over 128', 'body.password', { password: 'p'.repeat(129) }),
+      missing('password'),
+      missing('email', 'password'),
+      unexpected('remember_me', true),
+      ...badEmails('body.email'),
+    ],
+  },
+  'POST /api/auth/refresh': {
+    auth: 'none',
+    body: true,
+    sample: (f) => ({ body: { refresh_token: f.subject.refresh } }),
+    cases: [
+      invalid('refresh_token as a number', 'body.refresh_token', { refresh_token: 42 }),
+      invalid('refresh_token null', 'body.refresh_token', { refresh_token: null }),
+      invalid('empty refresh_token', 'body.refresh_token', { refresh_token: '' }),
+      invalid('refresh_token over 4096', 'body.refresh_token', { refresh_token: 'a'.repeat(4097) }),
+      missing('refresh_token'),
+      unexpected('access_token', 'x'),
+      {
+        name: 'a refresh_token that is no JWT',
+        status: 401,
+        body: () => ({ refresh_token: 'not.a.jwt' }),
+      },
+      {
+        name: 'an access token as refresh_token',
+        status: 401,
+        body: (f) => ({ refresh_token: f.subject.access }),
+      },
+    ],
+  },
+  'POST /api/auth/logout': { auth: 'user', sample: () => ({}) },
+  'GET /api/auth/me': { auth: 'user', sample: () => ({}) },
+  'GET /api/users/me': { auth: 'user', sample: () => ({}) },
+  'PUT /api/users/me': {
+    auth: 'user',
+    body: true,
+    sample: () => ({ body: { full_name: 'Renamed Self' } }),
+    cases: [
+      invalid('an empty object', 'body', { full_name: undefined }),
+      {
+        name: 'a valid name with an invalid email',
+        status: 422,
+        fields: ['body.email'],
+        body: () => ({ full_name: 'Half Written', email: 'nope' }),
+      },
+      { name: "another user's email", status: 409, body: (f) => ({ email: f.subject.email }) },
+      {
+        name: "another user's email in capitals",
+        status: 409,
+        body: (f) => ({ email: f.subject.email.toUpperCase() }),
+      },
+      invalid("another user's id", 'body.id', (f) => ({ id: f.subject.id })),
+      unexpected('is_admin', true),
+      unexpected('admin_role', 'admin'),
+      unexpected('is_active', true),
+      unexpected('password', NEW_PASSWORD),
+      ...badEmails('body.email'),
+      ...badNames('body.full_name'),
+    ],
+  },
+  'POST /api/users/me/change-password': {
+    auth: 'user',
+    body: true,
+    sample: (f) => ({ body: { old_password: f.caller.password, new_password: NEW_PASSWORD } }),
+    cases: [
+      invalid('old_password as a number', 'body.old_password', { old_password: 12345678 }),
+      invalid('new_password null', 'body.new_password', { new_password: null }),
+      invalid('new_password too short', 'body.new_password', { new_password: 'short12' }),
+      invalid('new_password over 128', 'body.new_password', { new_password: 'p'.repeat(129) }),
+      invalid('a common new_password', 'body.new_password', { new_password: 'qwertyuiop' }),
+      invalid('the email as new_password', 'body.new_password', (f) => ({
+        new_password: f.caller.email,
+      })),
+      invalid('new_password equal to the old', 'body.new_password', (f) => ({
+        new_password: f.caller.password,
+      })),
+      invalid('a wrong old_password', 'body.old_password', { old_password: 'not the password' }),
+      missing('new_password'),
+      missing('old_password', 'new_password'),
+      unexpected('email', 'x@example.test'),
+    ],
+  },
+  'DELETE /api/users/me': { auth: 'user', sample: () => ({}) },
+  'GET /api/users': {
+    auth: 'admin',
+    query: true,
+    sample: () => ({ query: 'offset=0&limit=5' }),
+    cases: (
+      [
+        ['limit=0', 'limit'],
+        ['limit=101', 'limit'],
+        ['limit=-1', 'limit'],
+        ['limit=abc', 'limit'],
+        ['limit=1.5', 'limit'],
+        ['limit=', 'limit'],
+        ['limit=5&limit=6', 'limit'],
+        [`limit=${encodeURIComponent('5; DROP TABLE users')}`, 'limit'],
+        ['offset=-1', 'offset'],
+        ['offset=1.5', 'offset'],
+        ['offset=abc', 'offset'],
+        ['offset=1000001', 'offset'],
+        ['page=2', 'page'],
+        ['sort=email', 'sort'],
+      ] as const
+    ).map(([query, field]) => ({ name: query, status: 422, fields: [`query.${field}`], query })),
+  },
+  'GET /api/users/:user_id': {
+    auth: 'admin',
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id } }),
+  },
+  'PATCH /api/users/:user_id': {
+    auth: 'admin',
+    body: true,
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id }, body: { full_name: 'Renamed By Admin' } }),
+    cases: [
+      invalid('an empty object', 'body', { full_name: undefined }),
+      invalid('is_active "true"', 'body.is_active', { is_active: 'true' }),
+      invalid('is_active 0', 'body.is_active', { is_active: 0 }),
+      invalid('is_active null', 'body.is_active', { is_active: null }),
+      invalid('admin_role "root"', 'body.admin_role', { admin_role: 'root' }),
+      invalid('admin_role true', 'body.admin_role', { admin_role: true }),
+      {
+        name: 'a valid name with is_active "false"',
+        status: 422,
+        fields: ['body.is_active'],
+        body: () => ({ full_name: 'Half Written', is_active: 'false' }),
+      },
+      {
+        name: 'a valid role with an invalid name',
+        status: 422,
+        fields: ['body.full_name'],
+        body: () => ({ admin_role: 'admin', full_name: '\u0000' }),
+      },
+      { name: "another user's email", status: 409, body: (f) => ({ email: f.caller.email }) },
+      unexpected('password', NEW_PASSWORD),
+      unexpected('id', randomUUID()),
+      ...badEmails('body.email'),
+      ...badNames('body.full_name'),
+    ],
+  },
+  'PUT /api/users/:user_id/activate': {
+    auth: 'admin',
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id } }),
+  },
+  'PUT /api/users/:user_id/deactivate': {
+    auth: 'admin',
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id } }),
+  },
+  'PUT /api/users/:user_id/promote-admin': {
+    auth: 'admin',
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id } }),
+  },
+  'PUT /api/users/:user_id/revoke-admin': {
+    auth: 'admin',
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id } }),
+  },
+};
+
+const ERROR_CODE: Record<number, string> = {
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'VALIDATION_ERROR',
+};
+
+/** Tokens that were valid once, per role; filled before the tests run. */
+const dead: Record<'loggedOut' | 'passwordChanged', Record<'user' | 'admin', string>> & {
+  deletedAccount: string;
+} = {
+  loggedOut: { user: '', admin: '' },
+  passwordChanged: { user: '', admin: '' },
+  deletedAccount: '',
+};
+
+/** A well-formed access token for `sub`, signed with a key the service does not have. */
+function forged(sub: string): string {
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const iat = Math.floor(Date.now() / 1000);
+  const claims = { sub, jti: randomUUID(), type: 'access', fam: randomUUID(), iat, exp: iat + 900 };
+  const signed = `${part({ alg: 'HS256', typ: 'JWT' })}.${part(claims)}`;
+  const signature = createHmac('sha256', 'a key the service never saw').update(signed);
+  return `${signed}.${signature.digest('base64url')}`;
+}
+
+/** Token cases shared by every route that needs one: the header, and why the token is refused. */
+function tokenCases(role: 'user' | 'admin'): Case[] {
+  const headers: [name: string, header: (f: Fixtures) => string, message: RegExp][] = [
+    ['a token revoked by logout', () => `Bearer ${dead.loggedOut[role]}`, /revoked/],
+    [
+      'a token revoked by a password change',
+      () => `Bearer ${dead.passwordChanged[role]}`,
+      /revoked/,
+    ],
+    [
+      'a token of a deleted account',
+      () => `Bearer ${dead.deletedAccount}`,
+      /revoked|no longer exists/,
+    ],
+    ['a refresh token as the access token', (f) => `Bearer ${f.caller.refresh}`, /invalid/i],
+    ['a token signed with another key', (f) => `Bearer ${forged(f.caller.id)}`, /invalid/i],
+    ['a tampered token', (f) => `Bearer ${f.caller.access.slice(0, -2)}xx`, /invalid/i],
+    ['the word Bearer alone', () => 'Bearer', /missing or malformed/i],
+    ['Basic credentials', () => 'Basic dXNlcjpwYXNzd29yZA==', /missing or malformed/i],
+    ['a token without the scheme', (f) => f.caller.access, /missing or malformed/i],
+    ['a 5000-character token', () => `Bearer ${'a'.repeat(5000)}`, /missing or malformed/i],
+  ];
+  return [
+    { name: 'an expired access token', status: 401, message: /expired/, clockMs: 901_000 },
+    ...headers.map(([name, auth, message]) => ({ name, status: 401, auth, message })),
+  ];
+}
+
+const JSON_TYPE = 'application/json';
+const OVERSIZE = JSON.stringify({ padding: 'x'.repeat(JSON_BODY_LIMIT) });
+
+/** A case that sends these bytes as the body; a 422 names the body as a whole. */
+const raw = (name: string, status: number, payload: string | Buffer, type?: string): Case => ({
+  name,
+  status,
+  ...(status === 422 ? { fields: ['body'] } : {}),
+  raw: type === undefined ? { payload } : { payload, type },
+});
+
+/** Body cases shared by every route that takes a JSON body. */
+const bodyCases = (): Case[] => [
+  raw('malformed JSON', 422, '{"email":', JSON_TYPE),
+  raw('an empty JSON body', 422, '', JSON_TYPE),
+  raw('a JSON array', 422, '[{"a":1}]', JSON_TYPE),
+  raw('a JSON string', 422, '"hello"', JSON_TYPE),
+  raw('a JSON number', 422, '42', JSON_TYPE),
+  raw('JSON null', 422, 'null', JSON_TYPE),
+  raw('a __proto__ key', 422, '{"__proto__":{"is_admin":true}}', JSON_TYPE),
+  raw('text/plain', 415, '{}', 'text/plain'),
+  raw('a form', 415, 'a=b', 'application/x-www-form-urlencoded'),
+  raw('XML', 415, '<a/>', 'application/xml'),
+  raw('no content type', 415, Buffer.from('{"a":1}')),
+  unexpected('unexpected_field', 1),
+  {
+    name: 'a body over 1 MiB',
+    status: 413,
+    body: () => ({ padding: 'x'.repeat(JSON_BODY_LIMIT) }),
+  },
+];
+
+/** Cases shared by every route with a method that could carry a body but takes none. */
+const noBodyCases = (): Case[] => [
+  raw('an unexpected body', 422, '{"a":1}', JSON_TYPE),
+  raw('an unexpected text body', 415, 'hello', 'text/plain'),
+  raw('a body over 1 MiB', 413, OVERSIZE, JSON_TYPE),
+];
+
+/** Cases shared by every route with a UUID in its path. */
+function paramCases(param: string): Case[] {
+  const id = '2b0a2f4e-5d1c-4e8a-9b3f-0c6d7e8f9a1b';
+  const bad = [
+    'not-a-uuid',
+    '12345',
+    encodeURIComponent(SQL),
+    `urn:uuid:${id}`,
+    `${id}x`,
+    id.replace(/-/g, ''),
+    `%7B${id}%7D`,
+  ];
+  return [
+    ...bad.map((value) => ({
+      name: `${param} ${decodeURIComponent(value)}`,
+      status: 422,
+      fields: [`params.${param}`],
+      params: { [param]: value },
+    })),
+    { name: `an unknown ${param}`, status: 404, params: { [param]: randomUUID() } },
+    {
+      name: `the nil UUID as ${param}`,
+      status: 404,
+      params: { [param]: '00000000-0000-0000-0000-000000000000' },
+    },
+  ];
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function casesFor(key: string, inputs: RouteInputs): Case[] {
+  const [method = ''] = key.split(' ');
+  return [
+    ...(inputs.cases ?? []),
+    ...(inputs.auth === 'none' ? [] : tokenCases(inputs.auth)),
+    ...(inputs.body ? bodyCases() : BODY_METHODS.has(method) ? noBodyCases() : []),
+    ...(inputs.params ?? []).flatMap(paramCases),
+    {
+      name: 'an unknown query parameter',
+      status: 422,
+      fields: ['query.unexpected'],
+      extraQuery: 'unexpected=1',
+    },
+  ];
+}
+
+/** The error envelope, with field errors for validation failures and nothing that leaks internals. */
+function expectError(
+  res: { statusCode: number; body: string; headers: Record<string, unknown> },
+  status: number,
+  fields?: string[],
+) {
+  const err = errorOf(res, status);
+  expect(err.code).toBe(ERROR_CODE[status]);
+  expect(err.message).toMatch(/\w/);
+  expect(res.body).not.toMatch(/node_modules|\.ts:\d|\bat \w+ \(|postgres|select |insert /i);
+  if (status !== 422) return err;
+  const details = err.details as { field: string; message: string }[];
+  expect(Array.isArray(details), res.body).toBe(true);
+  expect(details.length).toBeGreaterThan(0);
+  for (const d of details) {
+    expect(Object.keys(d).sort()).toEqual(['field', 'message']);
+    expect(d.field).toMatch(/^(body|query|params)(\.[A-Za-z0-9_]+)*$/);
+    expect(d.message).toMatch(/\w/);
+  }
+  if (fields !== undefined) {
+    expect([...new Set(details.map((d) => d.field))].sort(), res.body).toEqual([...fields].sort());
+  }
+  return err;
+}
+
+describe('bad input (PostgreSQL + Redis)', () => {
+  let t: TestApp;
+  let clockOffset = 0;
+  beforeAll(async () => {
+    t = await createTestApp({ now: () => new Date(Date.now() + clockOffset) });
+    const [loggedOutUser, loggedOutAdmin, changedUser, changedAdmin, deleted] = await Promise.all([
+      createUser(t.app, t.deps),
+      createUser(t.app, t.deps, { admin: true }),
+      createUser(t.app, t.deps),
+      createUser(t.app, t.deps, { admin: true }),
+      createUser(t.app, t.deps),
+    ]);
+    for (const u of [loggedOutUser, loggedOutAdmin]) {
+      dataOf(await call('POST', '/api/auth/logout', u.access));
+    }
+    for (const u of [changedUser, changedAdmin]) {
+      const payload = { old_password: u.password, new_password: NEW_PASSWORD };
+      dataOf(await call('POST', '/api/users/me/change-password', u.access, payload));
+    }
+    dataOf(await call('DELETE', '/api/users/me', deleted.access));
+    dead.loggedOut = { user: loggedOutUser.access, admin: loggedOutAdmin.access };
+    dead.passwordChanged = { user: changedUser.access, admin: changedAdmin.access };
+    dead.deletedAccount = deleted.access;
+  });
+  afterAll(() => t.close());
+
+  function call(method: Method, url: string, token?: string, payload?: Body) {
+    return t.app.inject({
+      method,
+      url,
+      headers: token === undefined ? {} : bearer(token),
+      ...(payload === undefined ? {} : { payload }),
+    });
+  }
+
+  async function fixtures(auth: AuthLevel): Promise<Fixtures> {
+    const [caller, subject] = await Promise.all([
+      createUser(t.app, t.deps, { admin: auth === 'admin' }),
+      createUser(t.app, t.deps),
+    ]);
+    return { caller, subject };
+  }
+
+  /** What a rejected request must leave alone: the caller, the subject, and the number of users. */
+  async function snapshot(f: Fixtures) {
+    const db = t.deps.database.db;
+    return {
+      caller: await usersRepo.findById(db, f.caller.id),
+      subject: await usersRepo.findById(db, f.subject.id),
+      users: await usersRepo.count(db),
+    };
+  }
+
+  function request(key: string, inputs: RouteInputs, f: Fixtures, c?: Case): InjectOptions {
+    const [method = 'GET', template = ''] = key.split(' ');
+    const sample = inputs.sample(f);
+    const params = { ...sample.params, ...c?.params };
+    const path = template.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => params[name] ?? '');
+    const query = [c?.query ?? sample.query, c?.extraQuery]
+      .filter((q) => q !== undefined)
+      .join('&');
+    const headers: Record<string, string> = {};
+    const authorization =
+      c?.auth?.(f) ?? (inputs.auth === 'none' ? undefined : `Bearer ${f.caller.access}`);
+    if (authorization !== undefined) headers.authorization = authorization;
+    const options: InjectOptions = {
+      method,
+      url: query === '' ? path : `${path}?${query}`,
+      headers,
+    };
+    if (c?.raw !== undefined) {
+      if (c.raw.type !== undefined) headers['content-type'] = c.raw.type;
+      options.payload = c.raw.payload;
+    } else if (sample.body !== undefined || c?.body !== undefined) {
+      const extra = typeof c?.body === 'function' ? c.body(f) : c?.body;
+      options.payload = { ...sample.body, ...extra };
+    }
+    return options;
+  }
+
+  it('has bad-input cases for every registered route, and none for a route that is gone', () => {
+    const registered = t.routes.map((r) => `${r.method} ${r.url}`);
+    expect(
+      registered.filter((k) => !(k in INPUTS)),
+      'routes without an entry',
+    ).toEqual([]);
+    expect(
+      Object.keys(INPUTS).filter((k) => !registered.includes(k)),
+      'stale entries',
+    ).toEqual([]);
+  });
+
+  it('describes each route as the app registers and documents it', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<
+        string,
+        Record<string, { requestBody?: unknown; parameters?: { in: string; name: string }[] }>
+      >;
+    }>();
+    const wrong = t.routes.flatMap((r) => {
+      const key = `${r.method} ${r.url}`;
+      const inputs = INPUTS[key];
+      const op = doc.paths[r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')]?.[r.method.toLowerCase()];
+      if (inputs === undefined || op === undefined) return [`${key}: no entry or not documented`];
+      const actual = {
+        auth: r.auth,
+        body: op.requestBody !== undefined,
+        params: (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name),
+        query: (op.parameters ?? []).some((p) => p.in === 'query'),
+      };
+      const declared = {
+        auth: inputs.auth,
+        body: inputs.body === true,
+        params: inputs.params ?? [],
+        query: inputs.query === true,
+      };
+      return JSON.stringify(actual) === JSON.stringify(declared)
+        ? []
+        : [`${key}: declared ${JSON.stringify(declared)}, app has ${JSON.stringify(actual)}`];
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  for (const [key, inputs] of Object.entries(INPUTS)) {
+    describe(key, () => {
+      let f: Fixtures;
+      beforeAll(async () => {
+        f = await fixtures(inputs.auth);
+      });
+
+      it.each(casesFor(key, inputs))('refuses $name: $status', async (c) => {
+        const before = await snapshot(f);
+        let res;
+        clockOffset = c.clockMs ?? 0;
+        try {
+          res = await t.app.inject(request(key, inputs, f, c));
+        } finally {
+          clockOffset = 0;
+        }
+        const err = expectError(res, c.status, c.fields);
+        if (c.message !== undefined) expect(err.message).toMatch(c.message);
+        expect(await snapshot(f), 'a refused request changed nothing').toEqual(before);
+      });
+
+      // Run last: it may change or delete its fixtures. It shows the cases above fail for their
+      // bad input alone.
+      it('accepts its sample request', async () => {
+        const fresh = await fixtures(inputs.auth);
+        const res = await t.app.inject(request(key, inputs, fresh));
+        expect(res.statusCode, res.body).toBeGreaterThanOrEqual(200);
+        expect(res.statusCode, res.body).toBeLessThan(300);
+      });
+
+      if (inputs.auth === 'none') {
+        it('ignores a bogus Authorization header (the route is public)', async () => {
+          const options = request(key, inputs, await fixtures(inputs.auth));
+          options.headers = { ...options.headers, authorization: 'Bearer not.a.token' };
+          const res = await t.app.inject(options);
+          expect(res.statusCode, res.body).toBeGreaterThanOrEqual(200);
+          expect(res.statusCode, res.body).toBeLessThan(300);
+        });
+      }
+    });
+  }
+
+  describe("another user's id", () => {
+    const byId = Object.entries(INPUTS).filter(([, inputs]) => inputs.params !== undefined);
+
+    it.each(byId)(
+      '%s: an ordinary user gets 403 and the other user is untouched',
+      async (key, inputs) => {
+        const f = await fixtures('user'); // caller and subject are both ordinary users
+        const before = await snapshot(f);
+        expectError(await t.app.inject(request(key, inputs, f)), 403);
+        expect(await snapshot(f)).toEqual(before);
+      },
+    );
+  });
+
+  describe('text is accepted and stored as sent', () => {
+    const names = [
+      'Zoë Ñandú-Ødegård',
+      '王小明',
+      'محمد عبد الله',
+      'देवनागरी नाम',
+      'Ελένη Παπαδοπούλου',
+      '👩🏽‍⚕️ Dr. Emoji 🩺',
+      'e\u0301 combining',
+      "D'Artagnan O'Brien",
+      SQL,
+      "Robert'); DROP TABLE users;--",
+      '🩺'.repeat(200),
+      'a'.repeat(200),
+    ];
+
+    it.each(names)('registers and renames with full_name %s', async (name) => {
+      const email = uniqueEmail('text');
+      const created = dataOf<{ id: string; full_name: string }>(
+        await register(t.app, { email, password: PASSWORD, full_name: name }),
+      );
+      expect(created.full_name).toBe(name);
+      expect((await usersRepo.findById(t.deps.database.db, created.id))?.fullName).toBe(name);
+
+      const u = await createUser(t.app, t.deps);
+      const renamed = dataOf<{ full_name: string }>(
+        await call('PUT', '/api/users/me', u.access, { full_name: name }),
+      );
+      expect(renamed.full_name).toBe(name);
+      expect(
+        dataOf<{ full_name: string }>(await call('GET', '/api/users/me', u.access)).full_name,
+      ).toBe(name);
+    });
+
+    it('takes an email with quotes and SQL-like characters literally', async () => {
+      const email = `o'brien+1=1--${randomBytes(3).toString('hex')}@example.test`;
+      const user = await createUser(t.app, t.deps, { email });
+      expect((await usersRepo.findById(t.deps.database.db, user.id))?.email).toBe(email);
+      const count = await usersRepo.count(t.deps.database.db);
+      expectError(await login(t.app, `x'OR'1'='1@example.test`), 401);
+      expectError(await login(t.app, SQL), 422, ['body.email']);
+      expect(await usersRepo.count(t.deps.database.db)).toBe(count);
+    });
+  });
+
+  describe('limits at their boundaries', () => {
+    let admin: TestUser;
+    beforeAll(async () => {
+      admin = await createUser(t.app, t.deps, { admin: true });
+    });
+
+    it('accepts an email of 254 characters, a name of 200 and a password of 128', async () => {
+      const email = emailOfLength(254);
+      expect(email).toHaveLength(254);
+      const password = 'p4ss '.repeat(26).slice(0, 128);
+      const res = await register(t.app, { email, password, full_name: 'n'.repeat(200) });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(dataOf(await login(t.app, email, password))).toMatchObject({ token_type: 'bearer' });
+    });
+
+    it('checks a refresh token of 4096 characters as a token, not as too long', async () => {
+      const res = await call('POST', '/api/auth/refresh', undefined, {
+        refresh_token: 'a'.repeat(4096),
+      });
+      expectError(res, 401);
+    });
+
+    it('reads a body just under 1 MiB and validates it (422, not 413), changing nothing', async () => {
+      const count = await usersRepo.count(t.deps.database.db);
+      const body = { ...registration(), full_name: 'x'.repeat(JSON_BODY_LIMIT - 200) };
+      expectError(await register(t.app, body), 422, ['body.full_name']);
+      expect(await usersRepo.count(t.deps.database.db)).toBe(count);
+    });
+
+    it.each(['limit=1', 'limit=100', 'offset=1000000', 'offset=0&limit=100'])(
+      'accepts the page %s',
+      async (query) => {
+        const page = dataOf<{ limit: number }>(
+          await call('GET', `/api/users?${query}`, admin.access),
+        );
+        expect(page.limit).toBe(Number(/limit=(\d+)/.exec(query)?.[1] ?? 20));
+      },
+    );
+  });
+
+  describe('tokens over time', () => {
+    it('accepts an access token just before it expires and refuses it just after', async () => {
+      const u = await createUser(t.app, t.deps);
+      try {
+        clockOffset = 899_000;
+        dataOf(await call('GET', '/api/auth/me', u.access));
+        clockOffset = 901_000;
+        expect(expectError(await call('GET', '/api/auth/me', u.access), 401).message).toMatch(
+          /expired/,
+        );
+      } finally {
+        clockOffset = 0;
+      }
+    });
+
+    it('refuses a refresh token after seven days', async () => {
+      const [early, late] = await Promise.all([
+        createUser(t.app, t.deps),
+        createUser(t.app, t.deps),
+      ]);
+      const refresh = (token: string) =>
+        call('POST', '/api/auth/refresh', undefined, { refresh_token: token });
+      try {
+        clockOffset = 6 * 86_400_000;
+        dataOf(await refresh(early.refresh));
+        clockOffset = 7 * 86_400_000 + 1000;
+        expectError(await refresh(late.refresh), 401);
+      } finally {
+        clockOffset = 0;
+      }
+    });
+
+    it('refuses the refresh token after logout and after a password change; a new login works', async () => {
+      const [a, b] = await Promise.all([createUser(t.app, t.deps), createUser(t.app, t.deps)]);
+      dataOf(await call('POST', '/api/auth/logout', a.access));
+      const payload = { old_password: b.password, new_password: NEW_PASSWORD };
+      dataOf(await call('POST', '/api/users/me/change-password', b.access, payload));
+      for (const token of [a.refresh, b.refresh]) {
+        expectError(
+          await call('POST', '/api/auth/refresh', undefined, { refresh_token: token }),
+          401,
+        );
+      }
+      expectError(await login(t.app, b.email, b.password), 401); // the old password is gone
+      dataOf(await login(t.app, a.email, a.password));
+      dataOf(await login(t.app, b.email, NEW_PASSWORD));
+    });
+  });
+});
