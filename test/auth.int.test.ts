@@ -152,7 +152,9 @@ describe('auth (PostgreSQL + Redis)', () => {
     try {
       for (let i = 0; i < 5; i++) errorOf(await login(t.app, u.email, 'not the password'), 401);
       const locked = await login(t.app, u.email); // even the right password
-      expect(errorOf(locked, 429).code).toBe('RATE_LIMITED');
+      const lockedError = errorOf(locked, 429);
+      expect(lockedError.code).toBe('RATE_LIMITED');
+      expect(lockedError.details).toEqual({ locked_until: expect.stringMatching(/Z$/) });
       expect(Number(locked.headers['retry-after'])).toBeGreaterThan(800);
       const reasons = await usersRepo.locks(t.deps.database.db, u.id);
       expect(reasons).toHaveLength(1);
@@ -207,6 +209,7 @@ describe('auth (PostgreSQL + Redis)', () => {
     for (const token of ['x', `${h}.${p}.AAAA`, forged, u.access + 'x']) {
       expect(errorOf(await me(token), 401).code).toBe('UNAUTHORIZED');
     }
+    expect((await me('x')).headers['www-authenticate']).toBe('Bearer');
     const noScheme = await t.app.inject({
       method: 'GET',
       url: '/api/auth/me',

@@ -262,4 +262,36 @@ describe('users (PostgreSQL + Redis)', () => {
     const bad = errorOf(await call('GET', '/api/users/not-a-uuid', admin.access), 422);
     expect(bad.details).toEqual([{ field: 'params.user_id', message: 'must match format "uuid"' }]);
   });
+
+  it('trims full_name on update as on register', async () => {
+    const u = await createUser(t.app, t.deps);
+    const updated = dataOf(
+      await call('PUT', '/api/users/me', u.access, { full_name: '  Ada Admin  ' }),
+    );
+    expect(updated).toMatchObject({ full_name: 'Ada Admin' });
+  });
+});
+
+describe('the last administrator', () => {
+  it('survives two administrators demoting each other at the same moment', async () => {
+    const t = await createTestApp();
+    try {
+      const a = await createUser(t.app, t.deps, { admin: true });
+      const b = await createUser(t.app, t.deps, { admin: true });
+      const demote = (caller: TestUser, target: TestUser) =>
+        t.app.inject({
+          method: 'PUT',
+          url: `/api/users/${target.id}/revoke-admin`,
+          headers: bearer(caller.access),
+        });
+      const results = await Promise.all([demote(a, b), demote(b, a)]);
+      expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+      const loser = results.find((r) => r.statusCode === 409);
+      expect(errorOf(loser!, 409).message).toMatch(/without an active administrator/);
+      const admins = await t.deps.users.page(0, 10);
+      expect(admins.rows.filter((r) => r.adminRole === 'admin' && r.isActive)).toHaveLength(1);
+    } finally {
+      await t.close();
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import { count, desc, eq, sql } from 'drizzle-orm';
+import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { userLocks, users, type UserLockRow, type UserRow } from '../../db/schema/index.js';
 
@@ -35,6 +35,17 @@ export const usersRepo = {
       .orderBy(desc(users.createdAt), desc(users.id))
       .offset(offset)
       .limit(limit);
+  },
+
+  /** Locks the rows of every active administrator until the transaction ends; returns their ids. */
+  async lockActiveAdmins(tx: Db): Promise<string[]> {
+    const rows = await tx
+      .select({ id: users.id })
+      .from(users)
+      .where(and(eq(users.adminRole, 'admin'), eq(users.isActive, true)))
+      .orderBy(users.id)
+      .for('update');
+    return rows.map((r) => r.id);
   },
 
   async count(db: Db): Promise<number> {

@@ -133,6 +133,17 @@ export class UsersService {
     this.forget(user.id);
   }
 
+  /**
+   * The system never loses its last administrator, even when two administrators demote each other
+   * at the same moment: the active administrators are locked, then counted without the target.
+   */
+  private async keepOneAdmin(tx: Db, targetId: string): Promise<void> {
+    const admins = await usersRepo.lockActiveAdmins(tx);
+    if (admins.every((adminId) => adminId === targetId)) {
+      throw conflict('This would leave the service without an active administrator');
+    }
+  }
+
   private async applyPatch(actor: Actor, id: string, patch: AdminPatch, ctx: RequestContext) {
     if (actor.id === id && patch.is_active === false) {
       throw conflict('Administrators cannot deactivate their own account');
@@ -148,6 +159,7 @@ export class UsersService {
         if (before === undefined) throw notFound('User');
         const changes = diff(before, patch);
         if (changes.events.length === 0) return before;
+        if (removesAdmin(before, changes.patch)) await this.keepOneAdmin(tx, id);
         const after = await usersRepo.update(tx, id, changes.patch);
         if (after === undefined) throw notFound('User');
         if (changes.patch.isActive === false) await this.sessions.revokeAll(tx, id, new Date());
@@ -169,6 +181,12 @@ export class UsersService {
   }
 }
 
+/** True when the change takes an active administrator out of the set of active administrators. */
+function removesAdmin(before: UserRow, patch: UserPatch): boolean {
+  const wasAdmin = before.adminRole === 'admin' && before.isActive;
+  return wasAdmin && (patch.adminRole === 'user' || patch.isActive === false);
+}
+
 interface Change {
   action: string;
   details?: Record<string, unknown>;
@@ -179,8 +197,9 @@ function diff(before: UserRow, patch: AdminPatch): { patch: UserPatch; events: C
   const out: UserPatch = {};
   const events: Change[] = [];
   const fields: string[] = [];
-  if (patch.full_name !== undefined && patch.full_name !== before.fullName) {
-    out.fullName = patch.full_name;
+  const fullName = patch.full_name?.trim();
+  if (fullName !== undefined && fullName !== before.fullName) {
+    out.fullName = fullName;
     fields.push('full_name');
   }
   const email = patch.email === undefined ? undefined : normalizeEmail(patch.email);

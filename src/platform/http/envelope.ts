@@ -20,7 +20,11 @@ export const ErrorEnvelope = Type.Object(
     error: Type.Object({
       code: Type.String(),
       message: Type.String(),
-      details: Type.Union([Type.Array(FieldErrorSchema), Type.Object({}), Type.Null()]),
+      details: Type.Union([
+        Type.Array(FieldErrorSchema),
+        Type.Object({}, { additionalProperties: true }),
+        Type.Null(),
+      ]),
     }),
     meta: Meta,
   },

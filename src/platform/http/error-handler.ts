@@ -41,6 +41,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       // Logged with the request id; the client sees only the code and a generic message.
       request.log.error({ err, reqId: request.id }, 'request failed');
     }
+    // RFC 6750: a 401 names the scheme the client should use.
+    if (appErr.status === 401) void reply.header('www-authenticate', 'Bearer');
     return reply.code(appErr.status).headers(appErr.headers).send(errorBody(request, appErr));
   });
 
