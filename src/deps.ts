@@ -76,6 +76,8 @@ export async function createDeps(
     now().getTime(),
   );
   const revocations = new RevocationList(kv, config.refreshTokenTtl);
+  // The in-process store starts empty: without this, a restart would revive logged-out tokens.
+  if (kv.kind === 'memory') await revocations.restoreFromDatabase(database.db, now());
   const audit = new AuditService(database.db, now);
   const users = new UsersService(
     database.db,

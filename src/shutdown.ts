@@ -37,9 +37,27 @@ export function installShutdown(app: App, deps: Deps, timeoutMs: number): void {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       void shutdown(signal).then(
-        () => process.exit(0),
-        () => process.exit(1),
+        () => {
+          exitWhenDrained(deps, 0);
+        },
+        () => {
+          exitWhenDrained(deps, 1);
+        },
       );
     });
   }
+}
+
+/**
+ * Lets the process end once its event loop is empty instead of calling process.exit at once: the
+ * logger writes asynchronously, and exiting with a line still in flight makes its exit hook retry
+ * that write forever when stdout has gone away (EPIPE), so the process would never stop. Should a
+ * handle keep the loop alive, exit anyway after a grace period.
+ */
+function exitWhenDrained(deps: Pick<Deps, 'log'>, code: number): void {
+  process.exitCode = code;
+  setTimeout(() => {
+    deps.log.warn('handles still open after shutdown; exiting');
+    process.exit(code);
+  }, 3000).unref();
 }

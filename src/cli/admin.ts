@@ -8,11 +8,19 @@ const USAGE = 'usage: npm run admin -- create --email <email> --password <passwo
 
 /** `npm run admin -- create --email E --password P`: creates or promotes an administrator. */
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { email: { type: 'string' }, password: { type: 'string' } },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { email: { type: 'string' }, password: { type: 'string' } },
+    });
+  } catch (err) {
+    // Unknown option or a missing value: a usage error like any other.
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    return 2;
+  }
+  const { positionals, values } = parsed;
   if (positionals[0] !== 'create' || values.email === undefined || values.password === undefined) {
     process.stderr.write(`${USAGE}\n`);
     return 2;

@@ -41,6 +41,32 @@ export function createRedis(url: string, prefix: string): Redis {
   return redis;
 }
 
+/**
+ * Resolves true once the client is connected, false when its first attempt fails or `timeoutMs`
+ * passes. Start-up waits for this: with the offline queue off, commands sent before the connection
+ * is up fail at once (rate limits would fail open, token checks would fail).
+ */
+export function redisConnected(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('error', onError);
+      resolve(ok);
+    };
+    const onReady = () => {
+      done(true);
+    };
+    const onError = () => {
+      done(false);
+    };
+    const timer = setTimeout(onError, timeoutMs);
+    redis.once('ready', onReady);
+    redis.once('error', onError);
+  });
+}
+
 export function redisStore(redis: Redis): KeyValueStore {
   const client = redis as RedisWithIncrement;
   client.defineCommand('incrementWindow', { numberOfKeys: 1, lua: INCREMENT_LUA });

@@ -36,6 +36,25 @@ export const refreshTokensRepo = {
       .where(and(eq(refreshTokens.familyId, familyId), isNull(refreshTokens.revokedAt)));
   },
 
+  /** Families with a token revoked after `since`, each with its latest revocation. */
+  async familiesRevokedSince(
+    db: Db,
+    since: Date,
+  ): Promise<{ familyId: string; revokedAt: Date }[]> {
+    const rows = await db
+      .select({ familyId: refreshTokens.familyId, revokedAt: refreshTokens.revokedAt })
+      .from(refreshTokens)
+      .where(gt(refreshTokens.revokedAt, since));
+    const latest = new Map<string, Date>();
+    for (const { familyId, revokedAt } of rows) {
+      const seen = latest.get(familyId);
+      if (revokedAt !== null && (seen === undefined || revokedAt > seen)) {
+        latest.set(familyId, revokedAt);
+      }
+    }
+    return [...latest].map(([familyId, revokedAt]) => ({ familyId, revokedAt }));
+  },
+
   /** Revokes every live token of the user; returns the families they belonged to. */
   async revokeAllForUser(db: Db, userId: string, at: Date): Promise<string[]> {
     const rows = await db

@@ -1,4 +1,5 @@
-import { AppError } from '../../errors.js';
+import { AppError, validationError } from '../../errors.js';
+import { isEmail } from '../../platform/http/validation.js';
 import type { AuthService } from '../auth/service.js';
 import { SYSTEM_CONTEXT } from '../audit/service.js';
 import { usersRepo } from './repo.js';
@@ -17,6 +18,8 @@ export async function ensureAdmin(
   password: string,
   source: 'bootstrap' | 'cli',
 ): Promise<AdminOutcome> {
+  // The HTTP schema checks addresses on register; this path bypasses it.
+  if (!isEmail(email)) throw validationError('email', 'must be a valid email address');
   const existing = await usersRepo.findByEmail(deps.db, email.trim());
   if (existing === undefined) {
     const local = email.trim().split('@')[0] ?? '';

@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+const SECRET = 'x'.repeat(32);
+
+/** The ConfigError thrown for `env`, or a failure when the environment is accepted. */
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error(`configuration was accepted: ${JSON.stringify(env)}`);
+}
+
+const problemsOf = (env: Record<string, string>) => errorOf(env).problems;
+
+const keysOf = (problems: string[]) => new Set(problems.map((p) => p.split(':')[0]));
+
+describe('loadConfig', () => {
+  it('applies the documented defaults to an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      env: 'development',
+      host: '127.0.0.1',
+      port: 8000,
+      dataDir: './data',
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      jwtSecret: undefined,
+      bootstrapAdmin: undefined,
+      logLevel: 'info',
+      trustProxy: false,
+      accessTokenTtl: 900,
+      refreshTokenTtl: 604_800,
+      rateLimit: {
+        enabled: true,
+        registerPerHour: 5,
+        loginPerMinute: 10,
+        healthPerMinute: 100,
+        readyPerMinute: 100,
+      },
+      lockout: { maxFailures: 5, windowSeconds: 900, lockSeconds: 900 },
+    });
+  });
+
+  it('treats an empty value as unset', () => {
+    expect(loadConfig({ PORT: '', HOST: '' })).toMatchObject({ port: 8000, host: '127.0.0.1' });
+  });
+
+  it('parses numbers and URLs', () => {
+    const config = loadConfig({
+      PORT: '9001',
+      DATABASE_URL: 'postgresql://u:p@db:5432/x',
+      REDIS_URL: 'rediss://cache:6380',
+      RATE_LIMIT_LOGIN_PER_MINUTE: '3',
+    });
+    expect(config.port).toBe(9001);
+    expect(config.databaseUrl).toBe('postgresql://u:p@db:5432/x');
+    expect(config.redisUrl).toBe('rediss://cache:6380');
+    expect(config.rateLimit.loginPerMinute).toBe(3);
+  });
+
+  it.each([
+    ['true', true],
+    ['TRUE', true],
+    ['1', true],
+    ['yes', true],
+    ['on', true],
+    ['false', false],
+    ['0', false],
+    ['No', false],
+    ['off', false],
+  ])('parses the boolean %j as %s', (raw, expected) => {
+    const config = loadConfig({ TRUST_PROXY: raw, RATE_LIMIT_ENABLED: raw });
+    expect(config.trustProxy).toBe(expected);
+    expect(config.rateLimit.enabled).toBe(expected);
+  });
+
+  it('refuses a boolean it cannot read', () => {
+    expect(keysOf(problemsOf({ TRUST_PROXY: 'maybe' }))).toEqual(new Set(['TRUST_PROXY']));
+  });
+
+  it('names every bad key in one error', () => {
+    const err = errorOf({
+      PORT: 'abc',
+      LOG_LEVEL: 'loud',
+      DATABASE_URL: 'mysql://x',
+      REDIS_URL: 'http://cache',
+      NODE_ENV: 'staging',
+    });
+    expect(keysOf(err.problems)).toEqual(
+      new Set(['PORT', 'LOG_LEVEL', 'DATABASE_URL', 'REDIS_URL', 'NODE_ENV']),
+    );
+    for (const key of ['PORT', 'LOG_LEVEL', 'DATABASE_URL', 'REDIS_URL', 'NODE_ENV']) {
+      expect(err.message).toContain(`- ${key}:`);
+    }
+    // No line repeated.
+    expect(err.problems).toHaveLength(new Set(err.problems).size);
+  });
+
+  it.each([
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['DATABASE_POOL_SIZE', '0'],
+    ['REDIS_PREFIX', 'has spaces'],
+    ['ACCESS_TOKEN_TTL_SECONDS', '10'],
+    ['SHUTDOWN_TIMEOUT_MS', '999999'],
+  ])('refuses %s=%j', (key, value) => {
+    expect(keysOf(problemsOf({ [key]: value }))).toEqual(new Set([key]));
+  });
+
+  it('requires JWT_SECRET in production', () => {
+    const problems = problemsOf({ NODE_ENV: 'production' });
+    expect(keysOf(problems)).toEqual(new Set(['JWT_SECRET']));
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: SECRET }).jwtSecret).toBe(SECRET);
+  });
+
+  it('allows the embedded default to run without JWT_SECRET outside production', () => {
+    expect(loadConfig({ NODE_ENV: 'development' }).jwtSecret).toBeUndefined();
+  });
+
+  it('refuses a JWT_SECRET shorter than 32 characters', () => {
+    const problems = problemsOf({ JWT_SECRET: 'x'.repeat(31) });
+    expect(keysOf(problems)).toEqual(new Set(['JWT_SECRET']));
+    expect(problemsOf({ NODE_ENV: 'production', JWT_SECRET: 'short' })).toHaveLength(1);
+  });
+
+  it('needs both bootstrap administrator settings or neither', () => {
+    const onlyEmail = problemsOf({ BOOTSTRAP_ADMIN_EMAIL: 'root@example.test' });
+    expect(onlyEmail.join('\n')).toMatch(/BOOTSTRAP_ADMIN_PASSWORD/);
+    const onlyPassword = problemsOf({ BOOTSTRAP_ADMIN_PASSWORD: 'a long enough password' });
+    expect(onlyPassword.join('\n')).toMatch(/BOOTSTRAP_ADMIN_EMAIL/);
+    expect(
+      loadConfig({
+        BOOTSTRAP_ADMIN_EMAIL: 'root@example.test',
+        BOOTSTRAP_ADMIN_PASSWORD: 'a long enough password',
+      }).bootstrapAdmin,
+    ).toEqual({ email: 'root@example.test', password: 'a long enough password' });
+  });
+
+  it('reports the bootstrap pair together with other problems', () => {
+    const problems = problemsOf({ BOOTSTRAP_ADMIN_EMAIL: 'root@example.test', PORT: 'abc' });
+    expect(problems.some((p) => p.startsWith('PORT'))).toBe(true);
+    expect(problems.some((p) => p.includes('BOOTSTRAP_ADMIN'))).toBe(true);
+  });
+
+  it('ignores keys it does not know', () => {
+    expect(() => loadConfig({ SOMETHING_ELSE: 'value', PATH: '/bin' })).not.toThrow();
+  });
+});

@@ -1,0 +1,177 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { describe, expect, it, vi } from 'vitest';
+import { AppError } from '../errors.js';
+import { memoryStore, type KeyValueStore } from './kv.js';
+import { createLogger } from './logger.js';
+import { RateLimiter, type RateLimitRule } from './rate-limit.js';
+
+const log = createLogger({ logLevel: 'silent' });
+const LOGIN: RateLimitRule = { name: 'login', max: 3, windowSeconds: 60 };
+/** A moment well inside a minute window: 2026-01-01T00:00:10Z. */
+const T0 = Date.UTC(2026, 0, 1, 0, 0, 10);
+const WINDOW_END = Date.UTC(2026, 0, 1, 0, 1, 0) / 1000;
+
+function fakeClock(start = T0) {
+  const clock = { t: start, now: () => clock.t };
+  return clock;
+}
+
+describe('memoryStore', () => {
+  it('counts up and starts again once the counter has expired', async () => {
+    const clock = fakeClock();
+    const store = memoryStore(clock.now);
+    expect(await store.increment('a', 1000)).toBe(1);
+    expect(await store.increment('a', 1000)).toBe(2);
+    expect(await store.increment('b', 1000)).toBe(1);
+    clock.t += 999;
+    expect(await store.increment('a', 1000)).toBe(3);
+    clock.t += 1;
+    expect(await store.increment('a', 1000)).toBe(1);
+    await store.close();
+  });
+
+  it('keeps flags until they expire', async () => {
+    const clock = fakeClock();
+    const store = memoryStore(clock.now);
+    expect(await store.anyFlag([])).toBe(false);
+    await store.setFlag('revoked:1', 10);
+    expect(await store.anyFlag(['revoked:0', 'revoked:1'])).toBe(true);
+    expect(await store.anyFlag(['revoked:0'])).toBe(false);
+    clock.t += 9_999;
+    expect(await store.anyFlag(['revoked:1'])).toBe(true);
+    clock.t += 1;
+    expect(await store.anyFlag(['revoked:1'])).toBe(false);
+    await store.close();
+  });
+
+  it('sweeps expired entries and answers ping', async () => {
+    vi.useFakeTimers();
+    try {
+      const clock = fakeClock();
+      const store = memoryStore(clock.now);
+      await store.increment('a', 1000);
+      await store.setFlag('f', 1);
+      clock.t += 2000;
+      vi.advanceTimersByTime(60_000);
+      // Swept or not, an expired entry behaves as absent.
+      expect(await store.increment('a', 1000)).toBe(1);
+      expect(await store.anyFlag(['f'])).toBe(false);
+      await expect(store.ping()).resolves.toBeUndefined();
+      await store.close();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('RateLimiter', () => {
+  it('allows `max` hits per window and reports what is left', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter(memoryStore(clock.now), log, clock.now);
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push(await limiter.hit(LOGIN, '10.0.0.1'));
+    expect(results.map((r) => r?.allowed)).toEqual([true, true, true, false, false]);
+    expect(results.map((r) => r?.remaining)).toEqual([2, 1, 0, 0, 0]);
+    for (const r of results) {
+      expect(r).toMatchObject({ limit: 3, resetAt: WINDOW_END });
+    }
+  });
+
+  it('counts each client and each rule separately', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter(memoryStore(clock.now), log, clock.now);
+    for (let i = 0; i < 3; i++) await limiter.hit(LOGIN, '10.0.0.1');
+    expect((await limiter.hit(LOGIN, '10.0.0.1'))?.allowed).toBe(false);
+    expect((await limiter.hit(LOGIN, '10.0.0.2'))?.allowed).toBe(true);
+    expect((await limiter.hit({ ...LOGIN, name: 'register' }, '10.0.0.1'))?.allowed).toBe(true);
+  });
+
+  it('uses fixed windows aligned to the epoch', async () => {
+    const clock = fakeClock(WINDOW_END * 1000 - 1);
+    const limiter = new RateLimiter(memoryStore(clock.now), log, clock.now);
+    for (let i = 0; i < 3; i++) await limiter.hit(LOGIN, 'ip');
+    const last = await limiter.hit(LOGIN, 'ip');
+    expect(last).toMatchObject({ allowed: false, resetAt: WINDOW_END });
+
+    clock.t = WINDOW_END * 1000; // the first millisecond of the next window
+    const next = await limiter.hit(LOGIN, 'ip');
+    expect(next).toMatchObject({ allowed: true, remaining: 2, resetAt: WINDOW_END + 60 });
+  });
+
+  it('puts the reset of an hourly window at the end of the hour', async () => {
+    const clock = fakeClock(Date.UTC(2026, 0, 1, 5, 59, 59, 500));
+    const limiter = new RateLimiter(memoryStore(clock.now), log, clock.now);
+    const r = await limiter.hit({ name: 'register', max: 5, windowSeconds: 3600 }, 'ip');
+    expect(r?.resetAt).toBe(Date.UTC(2026, 0, 1, 6) / 1000);
+  });
+
+  it('fails open, with a warning, when the store is unreachable', async () => {
+    const broken: KeyValueStore = {
+      ...memoryStore(),
+      increment: () => Promise.reject(new Error('connection refused')),
+    };
+    const warn = vi.spyOn(log, 'warn');
+    const limiter = new RateLimiter(broken, log);
+    expect(await limiter.hit(LOGIN, 'ip')).toBeNull();
+    expect(warn).toHaveBeenCalledTimes(1);
+    warn.mockRestore();
+  });
+
+  describe('hook', () => {
+    function fakeReply() {
+      const headers: Record<string, unknown> = {};
+      const reply = {
+        headers(values: Record<string, unknown>) {
+          Object.assign(headers, values);
+          return reply;
+        },
+      };
+      return { reply: reply as unknown as FastifyReply, headers };
+    }
+    const request = (ip: string) => ({ ip }) as FastifyRequest;
+
+    it('sends the X-RateLimit headers and refuses with Retry-After', async () => {
+      const clock = fakeClock();
+      const limited: string[] = [];
+      const hook = new RateLimiter(memoryStore(clock.now), log, clock.now).hook(LOGIN, (rule) =>
+        limited.push(rule.name),
+      );
+
+      const first = fakeReply();
+      await hook(request('10.0.0.9'), first.reply);
+      expect(first.headers).toEqual({
+        'x-ratelimit-limit': 3,
+        'x-ratelimit-remaining': 2,
+        'x-ratelimit-reset': WINDOW_END,
+      });
+      await hook(request('10.0.0.9'), fakeReply().reply);
+      await hook(request('10.0.0.9'), fakeReply().reply);
+
+      clock.t += 5_500; // 44.5 s of the window left
+      const fourth = fakeReply();
+      const err: unknown = await hook(request('10.0.0.9'), fourth.reply).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(AppError);
+      expect(err).toMatchObject({ code: 'RATE_LIMITED', headers: { 'retry-after': '45' } });
+      expect(fourth.headers).toMatchObject({ 'x-ratelimit-remaining': 0 });
+      expect(limited).toEqual(['login']);
+      // Another client is unaffected.
+      await expect(hook(request('10.0.0.10'), fakeReply().reply)).resolves.toBeUndefined();
+    });
+
+    it('never asks for a Retry-After below one second', async () => {
+      const clock = fakeClock(WINDOW_END * 1000 - 100);
+      const hook = new RateLimiter(memoryStore(clock.now), log, clock.now).hook(
+        { name: 'x', max: 1, windowSeconds: 60 },
+        () => undefined,
+      );
+      await hook(request('ip'), fakeReply().reply);
+      await expect(hook(request('ip'), fakeReply().reply)).rejects.toMatchObject({
+        headers: { 'retry-after': '1' },
+      });
+    });
+  });
+});
