@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
+import { serviceUnavailable } from './errors.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { usersRoutes } from './modules/users/routes.js';
+import { configureBodies } from './platform/http/body.js';
 import { registerDocs } from './platform/http/docs.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
 import { registerRoutePolicy, type RegisteredRoute } from './platform/http/route-policy.js';
@@ -13,6 +15,15 @@ import { createValidatorCompiler } from './platform/http/validation.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * TRUST_PROXY as Fastify takes it: true trusts every hop (X-Forwarded-For is then client-chosen);
+ * a hop count trusts that many proxies in front of the service; a list trusts those addresses.
+ */
+function trustProxyOption(value: boolean | number | string) {
+  if (typeof value === 'number') return (_address: string, hop: number) => hop < value;
+  return typeof value === 'string' ? value.split(',') : value;
+}
 
 export interface BuiltApp {
   app: App;
@@ -31,24 +42,32 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
     // Fastify's two lines per request are replaced by the one access line written in onResponse.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: JSON_BODY_LIMIT,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     exposeHeadRoutes: false,
-    return503OnClosing: true,
+    // Requests arriving while closing get the 503 envelope from the hook below, not Fastify's own.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     genReqId: (req) => {
       const header = req.headers['x-request-id'];
       return typeof header === 'string' && SANE_REQUEST_ID.test(header) ? header : randomUUID();
     },
   });
-  // Bodies are JSON (DECISIONS 1): text/plain gets 415 like any other type, rather than being
-  // parsed into a string that then fails validation with a misleading "must be object".
-  fastify.removeContentTypeParser('text/plain');
+  configureBodies(fastify);
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(createValidatorCompiler());
   registerErrorHandling(app);
 
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+    if (closing) {
+      void reply.header('connection', 'close');
+      throw serviceUnavailable('The service is shutting down; retry on another instance');
+    }
   });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -74,12 +74,40 @@ describe('loadConfig', () => {
     ['off', false],
   ])('parses the boolean %j as %s', (raw, expected) => {
     const config = loadConfig({ TRUST_PROXY: raw, RATE_LIMIT_ENABLED: raw });
-    expect(config.trustProxy).toBe(expected);
+    // TRUST_PROXY also takes a hop count, so there digits are numbers.
+    expect(config.trustProxy).toBe(/^\d$/.test(raw) ? Number(raw) : expected);
     expect(config.rateLimit.enabled).toBe(expected);
   });
 
   it('refuses a boolean it cannot read', () => {
     expect(keysOf(problemsOf({ TRUST_PROXY: 'maybe' }))).toEqual(new Set(['TRUST_PROXY']));
+    expect(keysOf(problemsOf({ RATE_LIMIT_ENABLED: 'perhaps' }))).toEqual(
+      new Set(['RATE_LIMIT_ENABLED']),
+    );
+  });
+
+  it('reads integers as plain decimal digits only', () => {
+    for (const port of ['0x50', ' 80', '1e3', '80.0', '8O']) {
+      expect(problemsOf({ PORT: port }), port).toEqual([expect.stringMatching(/^PORT: /)]);
+    }
+    expect(loadConfig({ PORT: '8080' }).port).toBe(8080);
+  });
+
+  it('lists the allowed values of an enumeration, once', () => {
+    expect(problemsOf({ LOG_LEVEL: 'loud' })).toEqual([
+      'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',
+    ]);
+  });
+
+  it('takes TRUST_PROXY as a boolean, a hop count or a list of proxy addresses', () => {
+    expect(loadConfig({ TRUST_PROXY: 'yes' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.1,10.1.0.0/16' }).trustProxy).toBe(
+      '10.0.0.1,10.1.0.0/16',
+    );
+    expect(keysOf(problemsOf({ TRUST_PROXY: '10.0.0.1; rm -rf' }))).toEqual(
+      new Set(['TRUST_PROXY']),
+    );
   });
 
   it('names every bad key in one error', () => {

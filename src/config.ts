@@ -38,7 +38,14 @@ const EnvSchema = Type.Object({
     ],
     { default: 'info' },
   ),
-  TRUST_PROXY: Type.Boolean({ default: false }),
+  TRUST_PROXY: Type.Union(
+    [
+      Type.Boolean(),
+      Type.Integer({ minimum: 0, maximum: 32 }),
+      Type.String({ pattern: '^[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*$', maxLength: 1024 }),
+    ],
+    { default: false },
+  ),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   RATE_LIMIT_REGISTER_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
   RATE_LIMIT_LOGIN_PER_MINUTE: Type.Integer({ minimum: 1, default: 10 }),
@@ -68,7 +75,8 @@ export interface Config {
   refreshTokenTtl: number;
   bootstrapAdmin: { email: string; password: string } | undefined;
   logLevel: Env['LOG_LEVEL'];
-  trustProxy: boolean;
+  /** Fastify's trustProxy: trust all (true), a hop count, or a comma-separated list of proxies. */
+  trustProxy: boolean | number | string;
   rateLimit: {
     enabled: boolean;
     registerPerHour: number;
@@ -89,7 +97,8 @@ export class ConfigError extends Error {
   }
 }
 
-const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: false });
+// No type coercion: parseScalar converts text strictly, so `0x50` is not a port.
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
 const validateEnv = ajv.compile<Env>(EnvSchema);
 const KEYS = Object.keys(EnvSchema.properties);
 
@@ -98,35 +107,58 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const raw: Record<string, unknown> = {};
   for (const key of KEYS) {
     const value = source[key];
-    if (value !== undefined && value !== '') raw[key] = parseScalar(key, value);
+    if (value !== undefined && value !== '') raw[key] = parseScalar(schemaOf(key), value);
   }
-  const problems: string[] = [];
+  const problems = new Map<string, string>();
   if (!validateEnv(raw)) {
     for (const err of validateEnv.errors ?? []) {
       const key = err.instancePath.split('/')[1] ?? String(err.params.missingProperty ?? '?');
-      problems.push(`${key}: ${err.message ?? 'invalid'}`);
+      if (!problems.has(key)) problems.set(key, describe(schemaOf(key), err.message));
     }
   }
   const env = raw as Env;
   if (env.NODE_ENV === 'production' && env.JWT_SECRET === undefined) {
-    problems.push('JWT_SECRET: required when NODE_ENV=production (at least 32 characters)');
+    problems.set('JWT_SECRET', 'required when NODE_ENV=production (at least 32 characters)');
   }
   if ((env.BOOTSTRAP_ADMIN_EMAIL === undefined) !== (env.BOOTSTRAP_ADMIN_PASSWORD === undefined)) {
-    problems.push('BOOTSTRAP_ADMIN_EMAIL/BOOTSTRAP_ADMIN_PASSWORD: set both or neither');
+    problems.set('BOOTSTRAP_ADMIN_EMAIL/BOOTSTRAP_ADMIN_PASSWORD', 'set both or neither');
   }
-  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  if (problems.size > 0) {
+    throw new ConfigError([...problems].map(([key, message]) => `${key}: ${message}`));
+  }
   return toConfig(env);
 }
 
-/** Booleans accept true/false/1/0/yes/no; everything else is left for the schema to judge. */
-function parseScalar(key: string, value: string): unknown {
-  const schema = EnvSchema.properties[key as keyof Env] as { type?: string } | undefined;
-  if (schema?.type === 'boolean') {
-    const v = value.trim().toLowerCase();
-    if (['true', '1', 'yes', 'on'].includes(v)) return true;
-    if (['false', '0', 'no', 'off'].includes(v)) return false;
-  }
+interface ScalarSchema {
+  type?: string;
+  const?: unknown;
+  anyOf?: ScalarSchema[];
+}
+
+const schemaOf = (key: string): ScalarSchema =>
+  (EnvSchema.properties as Record<string, ScalarSchema | undefined>)[key] ?? {};
+
+/**
+ * Environment values are text. Booleans accept true/false/1/0/yes/no/on/off; integers only plain
+ * decimal digits (no `0x50`, ` 80` or `1e3`); everything else is left for the schema to judge.
+ */
+function parseScalar(schema: ScalarSchema, value: string): unknown {
+  const types = new Set([schema.type, ...(schema.anyOf ?? []).map((s) => s.type)]);
+  const v = value.toLowerCase();
+  // Where a key takes both (TRUST_PROXY), digits are a number: `1` is one hop, not `true`.
+  if (types.has('integer') && /^-?\d{1,15}$/.test(value)) return Number(value);
+  if (types.has('boolean') && ['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (types.has('boolean') && ['false', '0', 'no', 'off'].includes(v)) return false;
   return value;
+}
+
+/** An enumeration lists its values; anything else keeps the validator's message. */
+function describe(schema: ScalarSchema, message: string | undefined): string {
+  const values = schema.anyOf?.map((s) => s.const) ?? [];
+  if (values.length > 0 && values.every((c) => typeof c === 'string')) {
+    return `must be one of ${values.join(', ')}`;
+  }
+  return message ?? 'is invalid';
 }
 
 function toConfig(env: Env): Config {

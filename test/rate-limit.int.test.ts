@@ -254,6 +254,24 @@ describe('client address behind a proxy', () => {
     });
   });
 
+  describe('TRUST_PROXY=1 (one proxy in front)', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await createTestApp({ env: { ...LIMITS, TRUST_PROXY: '1' }, now: midWindowClock().now });
+    });
+    afterAll(() => t.close());
+
+    it('keys on the address the proxy saw, whatever the client prepended', async () => {
+      const proxy = newIp();
+      for (let i = 0; i < 10; i++) {
+        const spoofed = { 'x-forwarded-for': `10.9.9.${i}, 203.0.113.50` };
+        expect((await loginFrom(t.app, proxy, spoofed)).statusCode).toBe(401);
+      }
+      const res = await loginFrom(t.app, proxy, { 'x-forwarded-for': '10.9.9.99, 203.0.113.50' });
+      expect(errorOf(res, 429).code).toBe('RATE_LIMITED');
+    });
+  });
+
   describe('TRUST_PROXY=false', () => {
     let t: TestApp;
     beforeAll(async () => {
