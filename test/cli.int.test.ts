@@ -186,7 +186,8 @@ describe('start-up with BOOTSTRAP_ADMIN_EMAIL/PASSWORD (the real service)', () =
     dataDir = undefined;
   });
 
-  it('refuses to start with a common bootstrap password', { timeout: 90_000 }, async () => {
+  /** The real service on a fresh embedded DATA_DIR, with a bootstrap administrator configured. */
+  async function startWithBootstrap(password: string) {
     dataDir = await mkdtemp(path.join(tmpdir(), 'mas-boot-'));
     const port = await freePort();
     const service = spawnTsx('src/main.ts', [], {
@@ -195,8 +196,13 @@ describe('start-up with BOOTSTRAP_ADMIN_EMAIL/PASSWORD (the real service)', () =
       PORT: String(port),
       LOG_LEVEL: 'info',
       BOOTSTRAP_ADMIN_EMAIL: 'root@example.test',
-      BOOTSTRAP_ADMIN_PASSWORD: 'password1',
+      BOOTSTRAP_ADMIN_PASSWORD: password,
     });
+    return { service, port };
+  }
+
+  it('refuses to start with a common bootstrap password', { timeout: 90_000 }, async () => {
+    const { service } = await startWithBootstrap('password1');
     try {
       const exit = await exitWithin(service, 60_000);
       expect(exit?.code, service.output()).toBe(1);
@@ -210,16 +216,7 @@ describe('start-up with BOOTSTRAP_ADMIN_EMAIL/PASSWORD (the real service)', () =
   });
 
   it('creates the administrator at start-up', { timeout: 90_000 }, async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'mas-boot-'));
-    const port = await freePort();
-    const service = spawnTsx('src/main.ts', [], {
-      NODE_ENV: 'development',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      LOG_LEVEL: 'info',
-      BOOTSTRAP_ADMIN_EMAIL: 'root@example.test',
-      BOOTSTRAP_ADMIN_PASSWORD: STRONG,
-    });
+    const { service, port } = await startWithBootstrap(STRONG);
     try {
       await waitForHttp(port, '/health', 60_000);
       const res = await fetch(`http://127.0.0.1:${port}/api/auth/login`, {
