@@ -9,6 +9,7 @@ import { usersRoutes } from './modules/users/routes.js';
 import { configureBodies } from './platform/http/body.js';
 import { registerDocs } from './platform/http/docs.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
+import { lazyChildLoggerFactory } from './platform/http/request-logger.js';
 import { registerRoutePolicy, type RegisteredRoute } from './platform/http/route-policy.js';
 import type { App } from './platform/http/types.js';
 import { createValidatorCompiler } from './platform/http/validation.js';
@@ -41,6 +42,7 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
     loggerInstance: deps.log,
     // Fastify's two lines per request are replaced by the one access line written in onResponse.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: trustProxyOption(config.trustProxy),
     exposeHeadRoutes: false,
@@ -69,20 +71,27 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
       throw serviceUnavailable('The service is shutting down; retry on another instance');
     }
   });
-  app.addHook('onResponse', async (request, reply) => {
+  // The access line holds only the request id, method, route template, status and duration, none
+  // of which the redaction paths cover: its own logger skips redaction, which cost about 10 µs per
+  // line (each key runs through the wildcard paths).
+  const accessLog = deps.log.child({}, { redact: [] });
+  // Synchronous (callback style): no promise per request for work that never waits.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    const seconds = reply.elapsedTime / 1000;
+    const elapsed = reply.elapsedTime;
     metrics.httpRequests.inc({ method: request.method, route, status: reply.statusCode });
-    metrics.httpDuration.observe({ method: request.method, route }, seconds);
-    request.log.info(
+    metrics.httpDuration.observe({ method: request.method, route }, elapsed / 1000);
+    accessLog.info(
       {
+        reqId: request.id,
         method: request.method,
         route,
         status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
+        ms: Math.round(elapsed),
       },
       'request completed',
     );
+    done();
   });
 
   await registerDocs(app, deps.health.version);
@@ -90,7 +99,7 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
     authenticate: (token) => deps.auth.authenticate(token),
     rateLimitHook: (rule) =>
       config.rateLimit.enabled
-        ? deps.rateLimiter.hook(rule, (r) => {
+        ? deps.rateLimiter.onRequest(rule, (r) => {
             metrics.rateLimited.inc({ limit: r.name });
           })
         : null,

@@ -7,8 +7,11 @@ import { Redis } from 'ioredis';
  */
 export interface KeyValueStore {
   readonly kind: 'redis' | 'memory';
-  /** Adds one to the counter at `key`, created with a lifetime of `ttlMs`; returns the new count. */
-  increment(key: string, ttlMs: number): Promise<number>;
+  /**
+   * Adds `by` (default 1) to the counter at `key`, created with a lifetime of `ttlMs`; returns the
+   * new count.
+   */
+  increment(key: string, ttlMs: number, by?: number): Promise<number>;
   /** Sets an expiring marker. */
   setFlag(key: string, ttlSeconds: number): Promise<void>;
   /** True when any of the keys is set and unexpired. */
@@ -17,13 +20,15 @@ export interface KeyValueStore {
   close(): Promise<void>;
 }
 
+/** The counter is new when it equals what was just added: only then does it get its lifetime. */
 const INCREMENT_LUA = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local by = tonumber(ARGV[2])
+local n = redis.call('INCRBY', KEYS[1], by)
+if n == by then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
 interface RedisWithIncrement extends Redis {
-  incrementWindow(key: string, ttlMs: number): Promise<number>;
+  incrementWindow(key: string, ttlMs: number, by: number): Promise<number>;
 }
 
 export function createRedis(url: string, prefix: string): Redis {
@@ -72,7 +77,7 @@ export function redisStore(redis: Redis): KeyValueStore {
   client.defineCommand('incrementWindow', { numberOfKeys: 1, lua: INCREMENT_LUA });
   return {
     kind: 'redis',
-    increment: (key, ttlMs) => client.incrementWindow(key, ttlMs),
+    increment: (key, ttlMs, by = 1) => client.incrementWindow(key, ttlMs, by),
     setFlag: async (key, ttlSeconds) => {
       await client.set(key, '1', 'EX', Math.max(1, Math.ceil(ttlSeconds)));
     },
@@ -100,14 +105,14 @@ export function memoryStore(now: () => number = Date.now): KeyValueStore {
   sweep.unref();
   return {
     kind: 'memory',
-    increment: (key, ttlMs) => {
+    increment: (key, ttlMs, by = 1) => {
       const t = now();
       const entry = counters.get(key);
       if (entry === undefined || entry.expiresAt <= t) {
-        counters.set(key, { count: 1, expiresAt: t + ttlMs });
-        return Promise.resolve(1);
+        counters.set(key, { count: by, expiresAt: t + ttlMs });
+        return Promise.resolve(by);
       }
-      entry.count += 1;
+      entry.count += by;
       return Promise.resolve(entry.count);
     },
     setFlag: (key, ttlSeconds) => {

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { pino } from 'pino';
+import { pino, type DestinationStream } from 'pino';
 import type { Config } from '../config.js';
 
 /** pino, typed as Fastify's logger so one instance serves the app and the services. */
@@ -29,11 +29,16 @@ const REDACT = [
   '*.email',
 ];
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({
+/** JSON lines to stdout, or to `destination` (tests read what was logged). */
+export function createLogger(
+  config: Pick<Config, 'logLevel'>,
+  destination?: DestinationStream,
+): Logger {
+  const options = {
     level: config.logLevel,
     base: { service: 'medical-assistant' },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACT, censor: '[redacted]' },
-  });
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
 }

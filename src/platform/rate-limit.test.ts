@@ -175,3 +175,65 @@ describe('RateLimiter', () => {
     });
   });
 });
+
+describe('RateLimiter leases (limits of 2000 or more per window)', () => {
+  const BIG: RateLimitRule = { name: 'health', max: 5000, windowSeconds: 60 };
+  const allowedOf = (results: ({ allowed: boolean } | null)[]) =>
+    results.filter((r) => r?.allowed === true).length;
+
+  it('reserves hits in leases of at most 64, never above 0.1% of the limit', async () => {
+    const { leaseSize } = await import('./rate-limit.js');
+    expect([100, 1999, 2000, 5000, 64_000, 10_000_000].map(leaseSize)).toEqual([
+      1, 1, 2, 5, 64, 64,
+    ]);
+  });
+
+  it('admits exactly the limit on one instance, with remaining counting down to zero', async () => {
+    const clock = fakeClock();
+    const store = memoryStore(clock.now);
+    const increment = vi.spyOn(store, 'increment');
+    const limiter = new RateLimiter(store, log, clock.now);
+    const remaining: number[] = [];
+    let allowed = 0;
+    for (let i = 0; i < 5100; i++) {
+      const r = await limiter.hit(BIG, 'ip');
+      if (r?.allowed === true) allowed += 1;
+      remaining.push(r?.remaining ?? -1);
+    }
+    expect(allowed).toBe(5000);
+    expect(remaining.slice(0, 3)).toEqual([4999, 4998, 4997]);
+    expect(remaining[4999]).toBe(0);
+    expect(remaining.every((n, i) => i === 0 || n <= remaining[i - 1]!)).toBe(true);
+    // One store call per lease of five, and none once the client is over the limit.
+    expect(increment.mock.calls.length).toBe(1000);
+  });
+
+  it('admits exactly the limit when hits arrive all at once', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter(memoryStore(clock.now), log, clock.now);
+    const results = await Promise.all(Array.from({ length: 6000 }, () => limiter.hit(BIG, 'ip')));
+    expect(allowedOf(results)).toBe(5000);
+  });
+
+  it('never exceeds the limit across instances sharing one store', async () => {
+    const clock = fakeClock();
+    const store = memoryStore(clock.now);
+    const limiters = [0, 1, 2].map(() => new RateLimiter(store, log, clock.now));
+    const results = await Promise.all(
+      Array.from({ length: 7000 }, (_, i) => limiters[i % 3]!.hit(BIG, 'ip')),
+    );
+    const allowed = allowedOf(results);
+    expect(allowed).toBeLessThanOrEqual(5000);
+    // Unused reservations refuse at most one lease early per instance.
+    expect(allowed).toBeGreaterThanOrEqual(5000 - 3 * 5);
+  });
+
+  it('starts again in the next window', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter(memoryStore(clock.now), log, clock.now);
+    for (let i = 0; i < 5000; i++) await limiter.hit(BIG, 'ip');
+    expect((await limiter.hit(BIG, 'ip'))?.allowed).toBe(false);
+    clock.t = WINDOW_END * 1000 + 1;
+    expect(await limiter.hit(BIG, 'ip')).toMatchObject({ allowed: true, remaining: 4999 });
+  });
+});

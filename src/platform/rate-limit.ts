@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Logger } from './logger.js';
 import type { KeyValueStore } from './kv.js';
@@ -18,11 +18,59 @@ export interface RateLimitResult {
   resetAt: number;
 }
 
+/** Hits this instance reserved in one window for one rule and client. */
+interface Lease {
+  /** The shared count after this instance's latest reservation. */
+  count: number;
+  /** Hits of its reservations this instance may admit, and how many it has admitted. */
+  granted: number;
+  used: number;
+  /** End of the window (ms): the lease is worthless afterwards. */
+  expiresAt: number;
+}
+
+/** Where one hit falls: the counter's key, and its window. */
+interface Slot {
+  key: string;
+  now: number;
+  windowMs: number;
+  expiresAt: number;
+}
+
+/** A reservation on its way to the store, and the requests waiting for a share of it. */
+interface Flight {
+  /** Hits claimed from it, the reserving request's own included. */
+  claims: number;
+  landed: Promise<Landed | null>;
+}
+
+interface Landed {
+  lease: Lease;
+  /** Hits of this reservation under the limit. */
+  granted: number;
+}
+
+/** Leases kept at most; beyond that expired ones are dropped, or all (only costing store calls). */
+const MAX_LEASES = 10_000;
+
+/**
+ * How many hits one store call reserves: 1 (an exact count) below 2000 per window, else up to 64
+ * and never above 0.1% of the limit. Hits reserved by one instance and not used count against the
+ * client on the others, so a client may be refused at most that many hits early per instance; the
+ * limit itself is never exceeded.
+ */
+export const leaseSize = (max: number): number => Math.max(1, Math.min(64, Math.floor(max / 1000)));
+
 /**
  * Fixed windows aligned to the epoch, counted per client IP in the shared store, so every instance
- * on one Redis shares one count and agrees on when it resets.
+ * on one Redis shares one count and agrees on when it resets. Large limits are counted in leases
+ * (see leaseSize) so that a busy client does not cost a store call per request; a client over the
+ * limit is refused without a store call for the rest of the window, as counts only grow within it.
  */
 export class RateLimiter {
+  private readonly leases = new Map<string, Lease>();
+  private readonly flights = new Map<string, Flight>();
+
   constructor(
     private readonly store: KeyValueStore,
     private readonly log: Logger,
@@ -30,46 +78,159 @@ export class RateLimiter {
   ) {}
 
   async hit(rule: RateLimitRule, clientKey: string): Promise<RateLimitResult | null> {
+    const at = this.at(rule, clientKey);
+    return this.fromLease(rule, at) ?? (await this.reserve(rule, at));
+  }
+
+  private at(rule: RateLimitRule, clientKey: string): Slot {
     const windowMs = rule.windowSeconds * 1000;
-    const window = Math.floor(this.now() / windowMs);
-    const resetAt = ((window + 1) * windowMs) / 1000;
+    const now = this.now();
+    const window = Math.floor(now / windowMs);
+    return {
+      key: `rl:${rule.name}:${clientKey}:${window}`,
+      now,
+      windowMs,
+      expiresAt: (window + 1) * windowMs,
+    };
+  }
+
+  /** The answer from this instance's lease, when it can give one without the store. */
+  private fromLease(rule: RateLimitRule, at: Slot): RateLimitResult | undefined {
+    const held = this.leases.get(at.key);
+    if (held === undefined) return undefined;
+    if (held.used < held.granted) {
+      held.used += 1;
+      return this.result(rule, held, true);
+    }
+    // Counts only grow within a window: once at the limit, the client stays refused.
+    return held.count >= rule.max ? this.result(rule, held, false) : undefined;
+  }
+
+  private async reserve(rule: RateLimitRule, at: Slot): Promise<RateLimitResult | null> {
+    const size = leaseSize(rule.max);
+    const boarding = size > 1 ? this.flights.get(at.key) : undefined;
+    if (boarding !== undefined && boarding.claims < size) {
+      // A reservation of this counter is in flight with room left: take a seat instead of
+      // reserving again, so unused reserved hits stay below one lease per instance.
+      const seat = boarding.claims++;
+      const landed = await boarding.landed;
+      if (landed === null) return null;
+      const allowed = seat < landed.granted;
+      if (allowed) landed.lease.used += 1;
+      return this.result(rule, landed.lease, allowed);
+    }
+    const flight: Flight = { claims: 1, landed: Promise.resolve(null) };
+    let land: (landed: Landed | null) => void = () => undefined;
+    if (size > 1) {
+      flight.landed = new Promise((resolve) => {
+        land = resolve;
+      });
+      this.flights.set(at.key, flight);
+    }
     let count: number;
     try {
-      count = await this.store.increment(`rl:${rule.name}:${clientKey}:${window}`, windowMs);
+      count = await this.store.increment(at.key, at.windowMs, size);
     } catch (err) {
       // The limiter fails open: an unreachable Redis must not take logins down with it
       // (lockout per account still lives in the database). /ready reports the outage.
       this.log.warn({ err, limit: rule.name }, 'rate limit store unavailable; request allowed');
+      this.landed(at.key, flight);
+      land(null);
       return null;
     }
+    this.landed(at.key, flight);
+    // This instance now holds counts count - size + 1 .. count; those up to the limit are hits.
+    const granted = Math.max(0, Math.min(size, rule.max - (count - size)));
+    // Requests reserving their own hits meanwhile (leases of 1) share the one lease.
+    const lease = this.leases.get(at.key) ?? {
+      count: 0,
+      granted: 0,
+      used: 0,
+      expiresAt: at.expiresAt,
+    };
+    lease.count = Math.max(lease.count, count);
+    lease.granted += granted;
+    if (granted > 0) lease.used += 1;
+    const kept = Math.min(granted, flight.claims);
+    if (lease.used + kept - 1 < lease.granted || lease.count >= rule.max) {
+      this.keep(at.key, lease, at.now);
+    }
+    land({ lease, granted });
+    return this.result(rule, lease, granted > 0);
+  }
+
+  private landed(key: string, flight: Flight): void {
+    if (this.flights.get(key) === flight) this.flights.delete(key);
+  }
+
+  private result(rule: RateLimitRule, lease: Lease, allowed: boolean): RateLimitResult {
+    // Hits reserved but not yet used by this instance are not spent.
+    const spent = lease.count - (lease.granted - lease.used);
     return {
-      allowed: count <= rule.max,
+      allowed,
       limit: rule.max,
-      remaining: Math.max(0, rule.max - count),
-      resetAt,
+      remaining: Math.max(0, rule.max - spent),
+      resetAt: lease.expiresAt / 1000,
     };
   }
 
-  /** An onRequest hook enforcing `rule` and sending the X-RateLimit-* headers. */
+  private keep(key: string, lease: Lease, now: number): void {
+    if (!this.leases.has(key) && this.leases.size >= MAX_LEASES) {
+      for (const [k, l] of this.leases) if (l.expiresAt <= now) this.leases.delete(k);
+      if (this.leases.size >= MAX_LEASES) this.leases.clear();
+    }
+    this.leases.set(key, lease);
+  }
+
+  /**
+   * An onRequest hook enforcing `rule` and sending the X-RateLimit-* headers, in callback style:
+   * when this instance's lease answers, the request goes on at once, without a promise (an async
+   * hook measurably slows every request).
+   */
+  onRequest(rule: RateLimitRule, onLimited: (rule: RateLimitRule) => void): onRequestHookHandler {
+    return (request, reply, done) => {
+      const at = this.at(rule, request.ip);
+      const local = this.fromLease(rule, at);
+      if (local !== undefined) {
+        done(this.enforce(rule, local, reply, onLimited));
+        return;
+      }
+      this.reserve(rule, at).then((result) => {
+        done(this.enforce(rule, result, reply, onLimited));
+      }, done);
+    };
+  }
+
+  /** The same hook as a function returning a promise. */
   hook(rule: RateLimitRule, onLimited: (rule: RateLimitRule) => void) {
     return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       const result = await this.hit(rule, request.ip);
-      if (result === null) return;
-      void reply.headers({
-        'x-ratelimit-limit': result.limit,
-        'x-ratelimit-remaining': result.remaining,
-        'x-ratelimit-reset': Math.ceil(result.resetAt),
-      });
-      if (!result.allowed) {
-        onLimited(rule);
-        const retryAfter = Math.max(1, Math.ceil(result.resetAt - this.now() / 1000));
-        throw new AppError(
-          'RATE_LIMITED',
-          `Too many requests; try again in ${retryAfter} s`,
-          { limit: result.limit, window_seconds: rule.windowSeconds },
-          { 'retry-after': String(retryAfter) },
-        );
-      }
+      const refusal = this.enforce(rule, result, reply, onLimited);
+      if (refusal !== undefined) throw refusal;
     };
+  }
+
+  /** Sends the headers; returns the 429 error when the hit is refused. */
+  private enforce(
+    rule: RateLimitRule,
+    result: RateLimitResult | null,
+    reply: FastifyReply,
+    onLimited: (rule: RateLimitRule) => void,
+  ): AppError | undefined {
+    if (result === null) return undefined;
+    void reply.headers({
+      'x-ratelimit-limit': result.limit,
+      'x-ratelimit-remaining': result.remaining,
+      'x-ratelimit-reset': Math.ceil(result.resetAt),
+    });
+    if (result.allowed) return undefined;
+    onLimited(rule);
+    const retryAfter = Math.max(1, Math.ceil(result.resetAt - this.now() / 1000));
+    return new AppError(
+      'RATE_LIMITED',
+      `Too many requests; try again in ${retryAfter} s`,
+      { limit: result.limit, window_seconds: rule.windowSeconds },
+      { 'retry-after': String(retryAfter) },
+    );
   }
 }

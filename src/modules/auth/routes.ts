@@ -1,4 +1,5 @@
 import type { Config } from '../../config.js';
+import { notFound } from '../../errors.js';
 import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
 import { callerOf, contextOf, type App } from '../../platform/http/types.js';
 import { Message, User, toUserDto } from '../users/schema.js';
@@ -109,6 +110,12 @@ export function authRoutes(
       config: { auth: 'user' },
       schema: { tags, summary: 'The current user', response: { 200: Envelope(User) } },
     },
-    async (request) => ok(request, toUserDto(await users.get(callerOf(request).id))),
+    // The row authentication has just read (DECISIONS 2: cached for under a second, dropped on
+    // every change made through this instance), not a second query per request.
+    async (request) => {
+      const user = await users.findForAuth(callerOf(request).id);
+      if (user === undefined) throw notFound('User');
+      return ok(request, toUserDto(user));
+    },
   );
 }
