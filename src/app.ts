@@ -15,6 +15,7 @@ import type { App } from './platform/http/types.js';
 import { createValidatorCompiler } from './platform/http/validation.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+const PROBES = new Set(['/health', '/ready', '/metrics']);
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -81,7 +82,9 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
     const elapsed = reply.elapsedTime;
     metrics.httpRequests.inc({ method: request.method, route, status: reply.statusCode });
     metrics.httpDuration.observe({ method: request.method, route }, elapsed / 1000);
-    accessLog.info(
+    // Probes answer every few seconds per orchestrator: their lines are debug, the rest info.
+    const level = PROBES.has(route) ? 'debug' : 'info';
+    accessLog[level](
       {
         reqId: request.id,
         method: request.method,
