@@ -2,20 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
-import { serviceUnavailable } from './errors.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { usersRoutes } from './modules/users/routes.js';
 import { configureBodies } from './platform/http/body.js';
 import { registerDocs } from './platform/http/docs.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
+import { registerRequestHooks } from './platform/http/request-hooks.js';
 import { lazyChildLoggerFactory } from './platform/http/request-logger.js';
 import { registerRoutePolicy, type RegisteredRoute } from './platform/http/route-policy.js';
 import type { App } from './platform/http/types.js';
 import { createValidatorCompiler } from './platform/http/validation.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
-const PROBES = new Set(['/health', '/ready', '/metrics']);
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -60,42 +59,7 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   app.setValidatorCompiler(createValidatorCompiler());
   registerErrorHandling(app);
 
-  let closing = false;
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-  app.addHook('onRequest', async (request, reply) => {
-    void reply.header('x-request-id', request.id);
-    if (closing) {
-      void reply.header('connection', 'close');
-      throw serviceUnavailable('The service is shutting down; retry on another instance');
-    }
-  });
-  // The access line holds only the request id, method, route template, status and duration, none
-  // of which the redaction paths cover: its own logger skips redaction, which cost about 10 µs per
-  // line (each key runs through the wildcard paths).
-  const accessLog = deps.log.child({}, { redact: [] });
-  // Synchronous (callback style): no promise per request for work that never waits.
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const elapsed = reply.elapsedTime;
-    metrics.httpRequests.inc({ method: request.method, route, status: reply.statusCode });
-    metrics.httpDuration.observe({ method: request.method, route }, elapsed / 1000);
-    // Probes answer every few seconds per orchestrator: their lines are debug, the rest info.
-    const level = PROBES.has(route) ? 'debug' : 'info';
-    accessLog[level](
-      {
-        reqId: request.id,
-        method: request.method,
-        route,
-        status: reply.statusCode,
-        ms: Math.round(elapsed),
-      },
-      'request completed',
-    );
-    done();
-  });
+  registerRequestHooks(app, deps.log, metrics);
 
   await registerDocs(app, deps.health.version);
   const routes = registerRoutePolicy(app, {
