@@ -56,6 +56,19 @@ const ratioOf = (p: Pair) => median(p.perRound);
 const ratio = (p: Pair) => ratioOf(p).toFixed(2);
 const range = (values: number[]) =>
   `${Math.min(...values).toFixed(2)} to ${Math.max(...values).toFixed(2)}`;
+
+/** The cells both comparison tables share: route, each side's req/s, p99 and CPU, the ratio. */
+const pairCells = (p: Pair & { route: string }): string[] => [
+  p.route,
+  rps(p.a),
+  ms(p.a.p99),
+  us(p.a.cpuUs),
+  rps(p.b),
+  ms(p.b.p99),
+  us(p.b.cpuUs),
+  ratio(p),
+  range(p.perRound),
+];
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 const table = (head: string[], rows: (string | number)[][]) =>
   [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
@@ -103,19 +116,7 @@ ${table(
     'goal',
     'met',
   ],
-  r.vsBare.map((p) => [
-    p.route,
-    rps(p.a),
-    ms(p.a.p99),
-    us(p.a.cpuUs),
-    rps(p.b),
-    ms(p.b.p99),
-    us(p.b.cpuUs),
-    ratio(p),
-    range(p.perRound),
-    `≥ ${p.goal}`,
-    ratioOf(p) >= p.goal ? 'yes' : '**no**',
-  ]),
+  r.vsBare.map((p) => [...pairCells(p), `≥ ${p.goal}`, ratioOf(p) >= p.goal ? 'yes' : '**no**']),
 )}
 
 GET /api/auth/me sends \`Authorization: Bearer <access token>\` of a user registered for the run:
@@ -165,17 +166,7 @@ ${table(
     'info/warn',
     'per round',
   ],
-  r.accessLog.map((p) => [
-    p.route,
-    rps(p.a),
-    ms(p.a.p99),
-    us(p.a.cpuUs),
-    rps(p.b),
-    ms(p.b.p99),
-    us(p.b.cpuUs),
-    ratio(p),
-    range(p.perRound),
-  ]),
+  r.accessLog.map(pairCells),
 )}
 
 ### Logins

@@ -26,7 +26,7 @@ describe('lazyChildLoggerFactory', () => {
     const direct = real.logger.child({ reqId: 'r-1' }, {});
     for (const log of [child, direct]) {
       log.debug('not at info level');
-      log.info({ user: { password: 'hunter2', id: 7 } }, 'hello');
+      log.info({ user: { token: 'abc.def.ghi', id: 7 } }, 'hello');
       log.child({ step: 2 }).warn('nested');
     }
     const strip = (lines: Record<string, unknown>[]) => lines.map(({ time: _t, ...rest }) => rest);
@@ -34,7 +34,7 @@ describe('lazyChildLoggerFactory', () => {
     expect(lazy.lines[0]).toMatchObject({
       reqId: 'r-1',
       msg: 'hello',
-      user: { password: '[redacted]', id: 7 },
+      user: { token: '[redacted]', id: 7 },
     });
     expect(lazy.lines).toHaveLength(2);
     expect(child.level).toBe('info');
