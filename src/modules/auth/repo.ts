@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull, max, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { refreshTokens, type RefreshTokenRow } from '../../db/schema/index.js';
 
@@ -42,17 +42,13 @@ export const refreshTokensRepo = {
     since: Date,
   ): Promise<{ familyId: string; revokedAt: Date }[]> {
     const rows = await db
-      .select({ familyId: refreshTokens.familyId, revokedAt: refreshTokens.revokedAt })
+      .select({ familyId: refreshTokens.familyId, revokedAt: max(refreshTokens.revokedAt) })
       .from(refreshTokens)
-      .where(gt(refreshTokens.revokedAt, since));
-    const latest = new Map<string, Date>();
-    for (const { familyId, revokedAt } of rows) {
-      const seen = latest.get(familyId);
-      if (revokedAt !== null && (seen === undefined || revokedAt > seen)) {
-        latest.set(familyId, revokedAt);
-      }
-    }
-    return [...latest].map(([familyId, revokedAt]) => ({ familyId, revokedAt }));
+      .where(gt(refreshTokens.revokedAt, since))
+      .groupBy(refreshTokens.familyId);
+    return rows.flatMap(({ familyId, revokedAt }) =>
+      revokedAt === null ? [] : [{ familyId, revokedAt }],
+    );
   },
 
   /** Revokes every live token of the user; returns the families they belonged to. */
