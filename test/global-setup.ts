@@ -1,23 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/db/client.js';
 import { runMigrations } from '../src/db/migrate.js';
-import { ADMIN_DATABASE_URL, databaseUrl } from './helpers/env.js';
+import { admin, databaseUrl } from './helpers/env.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     templateDatabase: string;
-  }
-}
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
   }
 }
 
@@ -27,10 +16,12 @@ async function admin(sql: string): Promise<void> {
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const name = `mas_template_${randomBytes(5).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
+  await admin((c) => c.query(`CREATE DATABASE ${name}`));
   const database = await openDatabase({ url: databaseUrl(name), poolSize: 1 });
   await runMigrations(database);
   await database.close();
   project.provide('templateDatabase', name);
-  return () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  return async () => {
+    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  };
 }

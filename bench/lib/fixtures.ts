@@ -1,30 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import pg from 'pg';
+import type pg from 'pg';
+import {
+  databaseUrlOn,
+  deleteRedisPrefix as deleteKeysUnder,
+  withAdminClient,
+} from '../../test/helpers/local-servers.js';
 
 /** Where the local servers are; override with BENCH_DATABASE_ADMIN_URL / BENCH_REDIS_URL. */
 export const ADMIN_DATABASE_URL =
   process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+const admin = <T>(fn: (client: pg.Client) => Promise<T>) => withAdminClient(ADMIN_DATABASE_URL, fn);
 
 /** A fresh, empty database for this run (the service migrates it at start-up). */
 export async function createDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `mas_bench_${randomBytes(5).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
-  const url = new URL(ADMIN_DATABASE_URL);
-  url.pathname = `/${name}`;
   return {
-    url: url.toString(),
+    url: databaseUrlOn(ADMIN_DATABASE_URL, name),
     drop: () =>
       admin(async (c) => {
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -33,22 +28,8 @@ export async function createDatabase(): Promise<{ url: string; drop(): Promise<v
 }
 
 /** Deletes exactly the keys under `prefix` (never FLUSHDB); returns how many. */
-export async function deleteRedisPrefix(prefix: string): Promise<number> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
-  let deleted = 0;
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) deleted += await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-  return deleted;
-}
+export const deleteRedisPrefix = (prefix: string): Promise<number> =>
+  deleteKeysUnder(REDIS_URL, prefix);
 
 export async function serverVersions(): Promise<{ postgres: string; redis: string }> {
   const postgres = await admin(async (c) => {

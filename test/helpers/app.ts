@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
@@ -11,6 +10,7 @@ import type { App } from '../../src/platform/http/types.js';
 import { createLogger } from '../../src/platform/logger.js';
 import { createTestDatabase, openTestDatabase, type Backend } from './db.js';
 import { REDIS_URL } from './env.js';
+import { deleteRedisPrefix as deleteKeysUnder } from './local-servers.js';
 
 export interface TestApp {
   app: App;
@@ -87,16 +87,5 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 
 /** Removes only the keys under one test's prefix; never flushes the database. */
 export async function deleteRedisPrefix(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+  await deleteKeysUnder(REDIS_URL, prefix);
 }

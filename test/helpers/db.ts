@@ -1,21 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { runMigrations } from '../../src/db/migrate.js';
-import { ADMIN_DATABASE_URL, databaseUrl } from './env.js';
+import { admin, databaseUrl } from './env.js';
 
 export type Backend = 'postgres' | 'pglite';
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** A fresh PostgreSQL database copied from the migrated template; drop it when done. */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
