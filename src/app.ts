@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
 import { authRoutes } from './modules/auth/routes.js';
+import { conversationsRoutes } from './modules/conversations/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { usersRoutes } from './modules/users/routes.js';
 import { configureBodies } from './platform/http/body.js';
@@ -75,6 +76,7 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   healthRoutes(app, { health: deps.health, metrics, limits: config.rateLimit });
   authRoutes(app, { auth: deps.auth, users: deps.users, limits: config.rateLimit });
   usersRoutes(app, { users: deps.users });
+  conversationsRoutes(app, { conversations: deps.conversations, messages: deps.messages });
 
   return { app, routes };
 }

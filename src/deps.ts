@@ -14,6 +14,8 @@ import {
   localDirectoryProbe,
   type ReadinessCheck,
 } from './modules/health/service.js';
+import { MessageService } from './modules/conversations/messages.js';
+import { ConversationsService } from './modules/conversations/service.js';
 import { UsersService } from './modules/users/service.js';
 import {
   createRedis,
@@ -37,6 +39,8 @@ export interface Deps {
   audit: AuditService;
   users: UsersService;
   auth: AuthService;
+  conversations: ConversationsService;
+  messages: MessageService;
   rateLimiter: RateLimiter;
   health: HealthService;
   close(): Promise<void>;
@@ -96,6 +100,8 @@ export async function createDeps(
     metrics,
     now,
   );
+  const conversations = new ConversationsService(database.db, audit);
+  const messages = new MessageService(database.db);
   const rateLimiter = new RateLimiter(kv, log, () => now().getTime());
   const health = new HealthService(
     serviceVersion(),
@@ -113,6 +119,8 @@ export async function createDeps(
     audit,
     users,
     auth,
+    conversations,
+    messages,
     rateLimiter,
     health,
     async close() {

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -76,4 +76,14 @@ async function openPglite(dir: string | undefined): Promise<Database> {
     // One process owns a PGlite directory, so there is nobody to serialise against.
     withMigrationLock: (fn) => fn(),
   };
+}
+
+/**
+ * Rows of a raw statement, for queries the builder cannot express (recursive CTEs). Both drivers
+ * answer `{ rows }`. Select timestamps as numbers (epoch milliseconds): the drivers' raw parsers
+ * differ for timestamps, not for numbers, text, booleans or jsonb.
+ */
+export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
+  const result: unknown = await db.execute(query);
+  return (result as { rows: T[] }).rows;
 }

@@ -1,3 +1,4 @@
 export * from './users.js';
 export * from './tokens.js';
 export * from './audit.js';
+export * from './conversations.js';

@@ -1,0 +1,268 @@
+import { and, asc, count, eq, max, sql } from 'drizzle-orm';
+import { queryRows, type Db } from '../../db/client.js';
+import { branches, conversations, messages, type BranchRow } from '../../db/schema/index.js';
+import type { StoredMessage } from './schema.js';
+
+export type NewMessage = Omit<StoredMessage, 'createdAt'>;
+
+/** What an append needs to know, read under the conversation's row lock. */
+export interface AppendState {
+  lastSeq: number;
+  branchExists: boolean;
+  /** The message the new one follows: the branch's last message, else its fork point. */
+  tail: string | null;
+  /** The message already stored on the branch under the same client message id. */
+  existing: string | null;
+}
+
+/** Where a fork starts: the message, its branch and its position. */
+export interface ForkPoint {
+  lastSeq: number;
+  messageBranchId: string | null;
+  messageSeq: number | null;
+}
+
+export interface BranchSummary extends BranchRow {
+  messageCount: number;
+  lastMessageAt: Date | null;
+}
+
+export interface ThreadPage {
+  found: boolean;
+  beforeFound: boolean;
+  total: number;
+  /** Newest first. */
+  rows: StoredMessage[];
+}
+
+type RawMessage = Omit<StoredMessage, 'createdAt'> & { createdAtMs: number };
+/** A thread row: the page's columns are null when the page is empty. */
+type RawThreadRow = { found: boolean; beforeFound: boolean; total: number } & (
+  RawMessage | { id: null }
+);
+
+/** Message columns as raw statements select them (see `queryRows`). */
+const MESSAGE_COLUMNS = sql.raw(`m.id, m.conversation_id as "conversationId",
+  m.branch_id as "branchId", m.seq, m.parent_message_id as "parentMessageId", m.role, m.content,
+  m.citations, m.tool_calls as "toolCalls", m.client_message_id as "clientMessageId",
+  m.interrupted, (extract(epoch from m.created_at) * 1000)::float8 as "createdAtMs"`);
+
+const toStored = (row: RawMessage): StoredMessage => ({
+  id: row.id,
+  conversationId: row.conversationId,
+  branchId: row.branchId,
+  seq: row.seq,
+  parentMessageId: row.parentMessageId,
+  role: row.role,
+  content: row.content,
+  citations: row.citations,
+  toolCalls: row.toolCalls,
+  clientMessageId: row.clientMessageId,
+  interrupted: row.interrupted,
+  createdAt: new Date(row.createdAtMs),
+});
+
+export const messagesRepo = {
+  /**
+   * Locks the user's conversation row (appends to one conversation run one at a time, which keeps
+   * `seq`, `messageCount` and the parent links right) and reads what the append needs. Nothing
+   * when the conversation is not the user's.
+   */
+  async lockForAppend(
+    tx: Db,
+    userId: string,
+    conversationId: string,
+    branchId: string,
+    clientMessageId: string | null,
+  ): Promise<AppendState | undefined> {
+    const [row] = await queryRows<AppendState>(
+      tx,
+      sql`select c.last_seq as "lastSeq", b.id is not null as "branchExists",
+        coalesce((select m.id from messages m
+                   where m.conversation_id = c.id and m.branch_id = ${branchId}
+                   order by m.seq desc limit 1),
+                 b.parent_message_id) as tail,
+        (select m.id from messages m
+          where m.conversation_id = c.id and m.branch_id = ${branchId}
+            and m.client_message_id = ${clientMessageId}) as existing
+      from conversations c
+      left join branches b on b.conversation_id = c.id and b.id = ${branchId}
+      where c.id = ${conversationId} and c.user_id = ${userId}
+      for update of c`,
+    );
+    return row;
+  },
+
+  /** Locks the user's conversation row and finds a message of it to fork from. */
+  async lockForFork(
+    tx: Db,
+    userId: string,
+    conversationId: string,
+    messageId: string,
+  ): Promise<ForkPoint | undefined> {
+    const [row] = await queryRows<ForkPoint>(
+      tx,
+      sql`select c.last_seq as "lastSeq", m.branch_id as "messageBranchId",
+          m.seq as "messageSeq"
+        from conversations c
+        left join messages m on m.id = ${messageId} and m.conversation_id = c.id
+        where c.id = ${conversationId} and c.user_id = ${userId}
+        for update of c`,
+    );
+    return row;
+  },
+
+  /** Stores the message and counts it on the conversation, whose row lock the caller holds. */
+  async insert(tx: Db, message: NewMessage): Promise<StoredMessage> {
+    const [row] = await tx
+      .insert(messages)
+      .values({ ...message, createdAt: sql`clock_timestamp()` })
+      .returning();
+    if (row === undefined) throw new Error('insert returned no row');
+    await tx
+      .update(conversations)
+      .set({
+        messageCount: sql`${conversations.messageCount} + 1`,
+        lastSeq: message.seq,
+        updatedAt: row.createdAt,
+      })
+      .where(eq(conversations.id, message.conversationId));
+    return row;
+  },
+
+  async insertBranch(
+    tx: Db,
+    branch: Pick<
+      BranchRow,
+      'conversationId' | 'id' | 'parentMessageId' | 'parentBranchId' | 'parentSeq'
+    >,
+  ): Promise<BranchRow> {
+    const [row] = await tx
+      .insert(branches)
+      .values({ ...branch, createdAt: sql`clock_timestamp()` })
+      .returning();
+    if (row === undefined) throw new Error('insert returned no row');
+    return row;
+  },
+
+  async touch(tx: Db, conversationId: string, at: Date): Promise<void> {
+    await tx
+      .update(conversations)
+      .set({ updatedAt: at })
+      .where(eq(conversations.id, conversationId));
+  },
+
+  async findById(db: Db, conversationId: string, id: string): Promise<StoredMessage | undefined> {
+    const [row] = await db
+      .select()
+      .from(messages)
+      .where(and(eq(messages.id, id), eq(messages.conversationId, conversationId)))
+      .limit(1);
+    return row;
+  },
+
+  /** The message stored right after `id` on its branch (an answer to a user message). */
+  async next(db: Db, message: StoredMessage): Promise<StoredMessage | undefined> {
+    const [row] = await db
+      .select()
+      .from(messages)
+      .where(
+        and(
+          eq(messages.conversationId, message.conversationId),
+          eq(messages.branchId, message.branchId),
+          eq(messages.parentMessageId, message.id),
+        ),
+      )
+      .orderBy(asc(messages.seq))
+      .limit(1);
+    return row;
+  },
+
+  /** Every branch of the conversation with its own message count, `main` first, then by age. */
+  async branches(db: Db, conversationId: string): Promise<BranchSummary[]> {
+    return db
+      .select({
+        conversationId: branches.conversationId,
+        id: branches.id,
+        parentMessageId: branches.parentMessageId,
+        parentBranchId: branches.parentBranchId,
+        parentSeq: branches.parentSeq,
+        createdAt: branches.createdAt,
+        messageCount: count(messages.id),
+        lastMessageAt: max(messages.createdAt),
+      })
+      .from(branches)
+      .leftJoin(
+        messages,
+        and(
+          eq(messages.conversationId, branches.conversationId),
+          eq(messages.branchId, branches.id),
+        ),
+      )
+      .where(eq(branches.conversationId, conversationId))
+      .groupBy(branches.conversationId, branches.id)
+      .orderBy(sql`${branches.id} <> 'main'`, asc(branches.createdAt), asc(branches.id));
+  },
+
+  /**
+   * The newest `limit` messages of a branch's thread (older than the message `before`, when
+   * given), newest first, with the length of the whole thread. One statement: walk up the branch's
+   * ancestors (one row per level of nesting), then read each one's messages up to its fork point
+   * through the (conversation, branch, seq) index; `seq` grows in append order, so it orders the
+   * thread. `found` is false when the conversation is not the user's or has no such branch;
+   * `beforeFound` is false when `before` is not on the thread.
+   */
+  async thread(
+    db: Db,
+    userId: string,
+    conversationId: string,
+    branchId: string,
+    limit: number,
+    before: string | null,
+  ): Promise<ThreadPage> {
+    const rows = await queryRows<RawThreadRow>(
+      db,
+      sql`with recursive chain (branch_id, upto) as (
+          select b.id, null::int
+            from branches b join conversations c on c.id = b.conversation_id
+           where c.id = ${conversationId} and c.user_id = ${userId} and b.id = ${branchId}
+          union all
+          select p.parent_branch_id, p.parent_seq
+            from chain join branches p
+              on p.conversation_id = ${conversationId} and p.id = chain.branch_id
+           where p.parent_branch_id is not null
+        ), thread as materialized (
+          select m.* from chain join messages m
+              on m.conversation_id = ${conversationId} and m.branch_id = chain.branch_id
+             and (chain.upto is null or m.seq <= chain.upto)
+        ), bound as (
+          select ${before === null ? sql`null::int` : sql`(select seq from thread where id = ${before})`} as seq
+        )
+        select exists (select 1 from chain) as found,
+               (bound.seq is not null) as "beforeFound",
+               (select count(*) from thread)::int as total, page.*
+          from bound left join lateral (
+            select ${MESSAGE_COLUMNS} from thread m
+             where bound.seq is null or m.seq < bound.seq
+             order by m.seq desc
+             limit ${limit}
+          ) page on ${before === null ? sql`true` : sql`bound.seq is not null`}`,
+    );
+    const first = rows[0];
+    return {
+      found: first?.found ?? false,
+      beforeFound: before === null || (first?.beforeFound ?? false),
+      total: first?.total ?? 0,
+      rows: rows.flatMap((r) => (r.id === null ? [] : [toStored(r)])),
+    };
+  },
+
+  async branchExists(db: Db, conversationId: string, branchId: string): Promise<boolean> {
+    const [row] = await db
+      .select({ id: branches.id })
+      .from(branches)
+      .where(and(eq(branches.conversationId, conversationId), eq(branches.id, branchId)))
+      .limit(1);
+    return row !== undefined;
+  },
+};
