@@ -65,8 +65,9 @@ const toStored = (row: RawMessage): StoredMessage => ({
 export const messagesRepo = {
   /**
    * Locks the user's conversation row (appends to one conversation run one at a time, which keeps
-   * `seq`, `messageCount` and the parent links right) and reads what the append needs. Nothing
-   * when the conversation is not the user's.
+   * `seq`, `messageCount` and the parent links right), then reads what the append needs. Nothing
+   * when the conversation is not the user's. Two statements: under READ COMMITTED a statement
+   * that waited for the lock would still read the other tables as they were before it waited.
    */
   async lockForAppend(
     tx: Db,
@@ -75,22 +76,27 @@ export const messagesRepo = {
     branchId: string,
     clientMessageId: string | null,
   ): Promise<AppendState | undefined> {
-    const [row] = await queryRows<AppendState>(
+    const [locked] = await tx
+      .select({ lastSeq: conversations.lastSeq })
+      .from(conversations)
+      .where(and(eq(conversations.id, conversationId), eq(conversations.userId, userId)))
+      .for('update');
+    if (locked === undefined) return undefined;
+    // A statement of its own, after the lock: its snapshot sees every append committed before.
+    const [branch] = await queryRows<Omit<AppendState, 'lastSeq'>>(
       tx,
-      sql`select c.last_seq as "lastSeq", b.id is not null as "branchExists",
+      sql`select b.id is not null as "branchExists",
         coalesce((select m.id from messages m
-                   where m.conversation_id = c.id and m.branch_id = ${branchId}
+                   where m.conversation_id = ${conversationId} and m.branch_id = ${branchId}
                    order by m.seq desc limit 1),
                  b.parent_message_id) as tail,
         (select m.id from messages m
-          where m.conversation_id = c.id and m.branch_id = ${branchId}
+          where m.conversation_id = ${conversationId} and m.branch_id = ${branchId}
             and m.client_message_id = ${clientMessageId}) as existing
-      from conversations c
-      left join branches b on b.conversation_id = c.id and b.id = ${branchId}
-      where c.id = ${conversationId} and c.user_id = ${userId}
-      for update of c`,
+      from (select 1) as one
+      left join branches b on b.conversation_id = ${conversationId} and b.id = ${branchId}`,
     );
-    return row;
+    return { lastSeq: locked.lastSeq, branchExists: false, tail: null, existing: null, ...branch };
   },
 
   /** Locks the user's conversation row and finds a message of it to fork from. */
