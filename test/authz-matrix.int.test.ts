@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { messagesRepo } from '../src/modules/conversations/messages-repo.js';
+import { conversationsRepo } from '../src/modules/conversations/repo.js';
 import { usersRepo } from '../src/modules/users/repo.js';
 import type { AuthLevel, RegisteredRoute } from '../src/platform/http/route-policy.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -34,13 +36,33 @@ interface Sample {
   payload?: Record<string, unknown>;
 }
 
+/** A conversation made for a case, with one message to fork from. */
+interface Owned {
+  ownerId: string;
+  conversationId: string;
+  messageId: string;
+}
+
 interface Entry {
   /** The state of the fresh user each case acts on (default: an active ordinary user). */
   subject?: 'user' | 'inactive' | 'admin';
+  /**
+   * The route acts on a conversation of the caller's own: one is made for each case, owned by the
+   * caller (by the subject for the anonymous caller, whose request is refused before any lookup).
+   */
+  owned?: true;
   /** A request the route accepts from an authorized caller. */
-  sample(subject: TestUser, caller: TestUser | null): Sample;
+  sample(subject: TestUser, caller: TestUser | null, owned: Owned | null): Sample;
   expect: Expected;
 }
+
+/** The case's conversation, for the samples of entries with `owned`. */
+function ownedOf(owned: Owned | null): Owned {
+  if (owned === null) throw new Error('the entry needs `owned: true`');
+  return owned;
+}
+const conversationUrl = (owned: Owned | null, rest = '') =>
+  `/conversations/${ownedOf(owned).conversationId}${rest}`;
 
 const NEW_PASSWORD = 'a different passphrase 42';
 
@@ -122,6 +144,51 @@ const MATRIX: Record<string, Entry> = {
     sample: (s) => ({ url: `/api/users/${s.id}/revoke-admin` }),
     expect: [401, 403, 200, 401, 401],
   },
+  // Conversations are the caller's own (DECISIONS 3): an administrator acts on theirs like anyone.
+  'GET /conversations': {
+    sample: () => ({ url: '/conversations?page=1&pageSize=20' }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  'POST /conversations': {
+    sample: () => ({ url: '/conversations', payload: { title: 'Matrix conversation' } }),
+    expect: [401, 201, 201, 401, 401],
+  },
+  'GET /conversations/:conversation_id': {
+    owned: true,
+    sample: (_s, _c, o) => ({ url: conversationUrl(o) }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  'PUT /conversations/:conversation_id': {
+    owned: true,
+    sample: (_s, _c, o) => ({
+      url: conversationUrl(o),
+      payload: { title: 'Renamed', archived: true },
+    }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  'DELETE /conversations/:conversation_id': {
+    owned: true,
+    sample: (_s, _c, o) => ({ url: conversationUrl(o) }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  'POST /conversations/:conversation_id/branches': {
+    owned: true,
+    sample: (_s, _c, o) => ({
+      url: conversationUrl(o, '/branches'),
+      payload: { parent_message_id: ownedOf(o).messageId, initial_message: 'Another way' },
+    }),
+    expect: [401, 201, 201, 401, 401],
+  },
+  'GET /conversations/:conversation_id/branches': {
+    owned: true,
+    sample: (_s, _c, o) => ({ url: conversationUrl(o, '/branches') }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  'GET /conversations/:conversation_id/messages': {
+    owned: true,
+    sample: (_s, _c, o) => ({ url: conversationUrl(o, '/messages?branch_id=main&limit=50') }),
+    expect: [401, 200, 200, 401, 401],
+  },
 };
 
 /**
@@ -183,13 +250,39 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
     return subject;
   }
 
-  /** The stored rows of the users a case involves and the user count: a refusal changes neither. */
-  async function snapshot(users: (TestUser | null)[]) {
+  /** A conversation of `owner` with one message, for an entry with `owned`. */
+  async function ownedBy(owner: TestUser): Promise<Owned> {
+    const { id } = await t.deps.conversations.create(owner.id, { title: 'Matrix case' });
+    const { message } = await t.deps.messages.append(owner.id, id, {
+      role: 'user',
+      content: 'Where it starts',
+    });
+    return { ownerId: owner.id, conversationId: id, messageId: message.id };
+  }
+
+  /**
+   * The stored rows of the users a case involves, the user count, and the conversation the case
+   * acts on (its row and its branches with their message counts) with the conversation count: a
+   * refusal changes none of them.
+   */
+  async function snapshot(users: (TestUser | null)[], owned: Owned | null) {
     const db = t.deps.database.db;
     const rows = await Promise.all(
       users.map(async (u) => (u === null ? null : usersRepo.findById(db, u.id))),
     );
-    return { rows, count: await usersRepo.count(db) };
+    const conversation =
+      owned === null
+        ? null
+        : {
+            row: await conversationsRepo.find(db, owned.ownerId, owned.conversationId),
+            branches: await messagesRepo.branches(db, owned.conversationId),
+          };
+    const conversations = await Promise.all(
+      users.map(async (u) =>
+        u === null ? null : (await conversationsRepo.page(db, u.id, {}, 0, 100)).rows,
+      ),
+    );
+    return { rows, count: await usersRepo.count(db), conversation, conversations };
   }
 
   it('has exactly one entry for every registered route, and none for a route that is gone', () => {
@@ -249,10 +342,11 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
     const [method = '', template = ''] = key.split(' ');
     const subject = await subjectFor(entry);
     const caller = await callerOfKind(kind);
-    const sample = entry.sample(subject, caller);
+    const owned = entry.owned ? await ownedBy(caller ?? subject) : null;
+    const sample = entry.sample(subject, caller, owned);
     const path = new RegExp(`^${template.replace(/:[A-Za-z0-9_]+/g, '[^/?]+')}(\\?|$)`);
     expect(sample.url, 'the sample calls the route of its entry').toMatch(path);
-    const before = await snapshot([subject, caller]);
+    const before = await snapshot([subject, caller], owned);
 
     const res = await t.app.inject({
       method: method as 'GET',
@@ -263,13 +357,14 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
 
     expect(res.statusCode, res.body).toBe(status);
     if (isSuccess(status)) {
-      if (sample.url.startsWith('/api/')) dataOf(res);
+      if (/^\/(api|conversations)\//.test(sample.url)) dataOf(res);
       return;
     }
     const code = { 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 409: 'CONFLICT' }[status];
     expect(errorOf(res, status).code).toBe(code);
-    // A refused request changed nothing: not the caller, not the user it named, not the user count.
-    expect(await snapshot([subject, caller])).toEqual(before);
+    // A refused request changed nothing: not the caller, not the user it named, not the user count,
+    // not the conversation it named nor anyone's conversations.
+    expect(await snapshot([subject, caller], owned)).toEqual(before);
   });
 
   it.each(['/docs', '/docs/', '/redoc', '/redoc/redoc.standalone.js', '/openapi.json'])(

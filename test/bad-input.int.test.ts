@@ -1,7 +1,11 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { inArray } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JSON_BODY_LIMIT } from '../src/app.js';
+import { branches, conversationCounts, conversations, messages } from '../src/db/schema/index.js';
+import { messagesRepo } from '../src/modules/conversations/messages-repo.js';
+import { conversationsRepo } from '../src/modules/conversations/repo.js';
 import { usersRepo } from '../src/modules/users/repo.js';
 import type { AuthLevel } from '../src/platform/http/route-policy.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -28,11 +32,29 @@ import {
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 type Body = Record<string, unknown>;
 
+/** A stored conversation: its owner, id, the ids of its messages on `main`, and its forks. */
+interface StoredConversation {
+  ownerId: string;
+  id: string;
+  messages: string[];
+  /** Forks, each with the ids of its own messages. */
+  forks: { id: string; messages: string[] }[];
+}
+
 interface Fixtures {
   /** Signed in with the role the route requires (an ordinary user for public routes). */
   caller: TestUser;
   /** Another ordinary user, the one the route acts on where it takes an id. */
   subject: TestUser;
+  /**
+   * The caller's conversation: two messages on `main`, and a fork after the first with one
+   * message of its own.
+   */
+  conversation: StoredConversation;
+  /** Another conversation of the caller, with one message. */
+  otherConversation: StoredConversation;
+  /** The subject's conversation: two messages on `main` and a fork like the caller's. */
+  subjectConversation: StoredConversation;
 }
 
 interface Sample {
@@ -51,9 +73,9 @@ interface Case {
   body?: Body | ((f: Fixtures) => Body);
   /** Replaces the body entirely: raw bytes and their content type (none when absent). */
   raw?: { payload: string | Buffer; type?: string };
-  params?: Record<string, string>;
+  params?: Record<string, string> | ((f: Fixtures) => Record<string, string>);
   /** Replaces the sample's query string. */
-  query?: string;
+  query?: string | ((f: Fixtures) => string);
   /** Appended to the sample's query string. */
   extraQuery?: string;
   /** Replaces the caller's Authorization header. */
@@ -70,6 +92,12 @@ interface RouteInputs {
   params?: string[];
   /** Declares query parameters. */
   query?: true;
+  /**
+   * Path parameters naming another user's resource, which the route answers as unknown (404, no
+   * existence leak; DECISIONS 3). Without it, the sample names another user and an ordinary
+   * caller gets 403.
+   */
+  ofAnother?: (f: Fixtures) => Record<string, string>;
   sample(f: Fixtures): Sample;
   cases?: Case[];
 }
@@ -145,6 +173,88 @@ const missing = (...fields: string[]): Case => ({
   fields: fields.map((f) => `body.${f}`),
   body: () => Object.fromEntries(fields.map((f) => [f, undefined])),
 });
+
+/** Bad values for a required one-line text field of at most `max` characters (titles, folders). */
+const badLines = (field: string, max: number): [string, unknown][] => [
+  [`${field} as a number`, 42],
+  [`${field} as a boolean`, true],
+  [`${field} as an array`, ['a']],
+  [`${field} as an object`, { name: 'a' }],
+  [`empty ${field}`, ''],
+  [`blank ${field}`, '   '],
+  [`${field} of a tab alone`, '\t'],
+  [`${field} over ${max} characters`, 'a'.repeat(max + 1)],
+  [`${field} over ${max} code points of emoji`, '🩺'.repeat(max + 1)],
+  [`${field} with a NUL`, 'a\u0000b'],
+  [`${field} with an escape sequence`, 'a\u001b[31m'],
+  [`${field} with a newline`, 'a\nb'],
+  [`${field} with a carriage return`, 'a\rb'],
+  [`${field} with DEL`, 'a\u007f'],
+  [`${field} with a C1 control character`, 'a\u0085b'],
+  [`${field} with a lone high surrogate`, 'a\ud800'],
+  [`${field} with a lone low surrogate`, '\udc00a'],
+];
+
+const badTitles = (): Case[] => [
+  invalid('title null', 'body.title', { title: null }),
+  ...badLines('title', 200).map(([name, title]) => invalid(name, 'body.title', { title })),
+];
+
+/** `folder_id` may be null (no folder), else a line of at most 128 characters. */
+const badFolders = (): Case[] =>
+  badLines('folder_id', 128).map(([name, folder_id]) =>
+    invalid(name, 'body.folder_id', { folder_id }),
+  );
+
+/** Bad values for message text (`initial_message`): tabs and line breaks are allowed there. */
+const badMessages = (): Case[] =>
+  (
+    [
+      ['as a number', 42],
+      ['as a boolean', false],
+      ['as an array', ['hello']],
+      ['null', null],
+      ['empty', ''],
+      ['blank', '   '],
+      ['of line breaks and tabs alone', '\n\t\r\n'],
+      ['over 32000 characters', 'a'.repeat(32_001)],
+      ['with a NUL', 'hello\u0000world'],
+      ['with an escape sequence', 'hello\u001b[31m'],
+      ['with a form feed', 'hello\u000cworld'],
+      ['with DEL', 'hello\u007f'],
+      ['with a lone surrogate', 'hello\ud800'],
+    ] as const
+  ).map(([what, value]) =>
+    invalid(`initial_message ${what}`, 'body.initial_message', { initial_message: value }),
+  );
+
+/** A query the schema refuses, naming one parameter. */
+const badQuery = (query: string, field: string): Case => ({
+  name: query,
+  status: 422,
+  fields: [`query.${field}`],
+  query,
+});
+
+/** A request that names nothing of the caller's: 404 NOT_FOUND. */
+const unknown = (name: string, c: Omit<Case, 'name' | 'status'>): Case => ({
+  name,
+  status: 404,
+  ...c,
+});
+
+const conversationParams = (f: Fixtures) => ({ conversation_id: f.conversation.id });
+const othersConversation = (f: Fixtures) => ({ conversation_id: f.subjectConversation.id });
+const first = (ids: string[]): string => {
+  const [id] = ids;
+  if (id === undefined) throw new Error('the fixture has no message');
+  return id;
+};
+const forkOf = (c: StoredConversation) => {
+  const [fork] = c.forks;
+  if (fork === undefined) throw new Error('the fixture has no fork');
+  return fork;
+};
 
 const INPUTS: Record<string, RouteInputs> = {
   'GET /health': { auth: 'none', sample: () => ({}) },
@@ -353,6 +463,250 @@ const INPUTS: Record<string, RouteInputs> = {
     params: ['user_id'],
     sample: (f) => ({ params: { user_id: f.subject.id } }),
   },
+  'GET /conversations': {
+    auth: 'user',
+    query: true,
+    sample: () => ({ query: 'page=1&pageSize=20' }),
+    cases: [
+      ...(
+        [
+          ['page=0', 'page'],
+          ['page=-1', 'page'],
+          ['page=x', 'page'],
+          ['page=1.5', 'page'],
+          ['page=', 'page'],
+          ['page=100001', 'page'],
+          ['page=1&page=2', 'page'],
+          [`page=${encodeURIComponent('1; DROP TABLE conversations')}`, 'page'],
+          ['pageSize=0', 'pageSize'],
+          ['pageSize=101', 'pageSize'],
+          ['pageSize=-1', 'pageSize'],
+          ['pageSize=x', 'pageSize'],
+          ['archived=yes', 'archived'],
+          ['archived=maybe', 'archived'],
+          // The query coercion takes only "true" and "false" as booleans: not 1, 0 or null.
+          ['archived=1', 'archived'],
+          ['archived=0', 'archived'],
+          ['archived=null', 'archived'],
+          ['archived=', 'archived'],
+          ['archived=TRUE', 'archived'],
+          ['archived=true&archived=false', 'archived'],
+          ['folderId=', 'folderId'],
+          ['folderId=%20%20', 'folderId'],
+          [`folderId=${'f'.repeat(129)}`, 'folderId'],
+          ['folderId=a%00b', 'folderId'],
+          ['folderId=a%0Ab', 'folderId'],
+          ['page_size=5', 'page_size'],
+          ['folder_id=x', 'folder_id'],
+          ['sort=title', 'sort'],
+          ['offset=0', 'offset'],
+        ] as const
+      ).map(([query, field]) => badQuery(query, field)),
+    ],
+  },
+  'POST /conversations': {
+    auth: 'user',
+    body: true,
+    sample: () => ({ body: { title: 'A new conversation', folder_id: 'cardiology' } }),
+    cases: [
+      missing('title'),
+      invalid('an empty object', 'body.title', { title: undefined, folder_id: undefined }),
+      {
+        name: 'a valid title with an invalid folder_id',
+        status: 422,
+        fields: ['body.folder_id'],
+        body: () => ({ title: 'Half written', folder_id: '' }),
+      },
+      unexpected('id', randomUUID()),
+      unexpected('user_id', randomUUID()),
+      unexpected('archived', true),
+      unexpected('messageCount', 0),
+      unexpected('folderId', 'cardiology'),
+      ...badTitles(),
+      ...badFolders(),
+    ],
+  },
+  'GET /conversations/:conversation_id': {
+    auth: 'user',
+    params: ['conversation_id'],
+    ofAnother: othersConversation,
+    sample: (f) => ({ params: conversationParams(f) }),
+  },
+  'PUT /conversations/:conversation_id': {
+    auth: 'user',
+    body: true,
+    params: ['conversation_id'],
+    ofAnother: othersConversation,
+    sample: (f) => ({ params: conversationParams(f), body: { title: 'Renamed conversation' } }),
+    cases: [
+      invalid('an empty object', 'body', { title: undefined }),
+      invalid('archived "true"', 'body.archived', { archived: 'true' }),
+      invalid('archived "false"', 'body.archived', { archived: 'false' }),
+      invalid('archived 1', 'body.archived', { archived: 1 }),
+      invalid('archived 0', 'body.archived', { archived: 0 }),
+      invalid('archived null', 'body.archived', { archived: null }),
+      {
+        name: 'a valid title with archived "true"',
+        status: 422,
+        fields: ['body.archived'],
+        body: () => ({ title: 'Half written', archived: 'true' }),
+      },
+      {
+        name: 'a valid archived with an invalid title',
+        status: 422,
+        fields: ['body.title'],
+        body: () => ({ title: '', archived: true }),
+      },
+      {
+        name: 'a valid title with an invalid folder_id',
+        status: 422,
+        fields: ['body.folder_id'],
+        body: () => ({ title: 'Half written', folder_id: 'f'.repeat(129) }),
+      },
+      invalid("another user's id as user_id", 'body.user_id', (f) => ({ user_id: f.subject.id })),
+      unexpected('id', randomUUID()),
+      unexpected('messageCount', 0),
+      unexpected('updatedAt', '2020-01-01T00:00:00.000Z'),
+      unexpected('folderId', 'cardiology'),
+      ...badTitles(),
+      ...badFolders(),
+    ],
+  },
+  'DELETE /conversations/:conversation_id': {
+    auth: 'user',
+    params: ['conversation_id'],
+    ofAnother: othersConversation,
+    sample: (f) => ({ params: conversationParams(f) }),
+  },
+  'POST /conversations/:conversation_id/branches': {
+    auth: 'user',
+    body: true,
+    params: ['conversation_id'],
+    ofAnother: othersConversation,
+    sample: (f) => ({
+      params: conversationParams(f),
+      body: { parent_message_id: first(f.conversation.messages), initial_message: 'Or else?' },
+    }),
+    cases: [
+      missing('parent_message_id'),
+      invalid('parent_message_id not a UUID', 'body.parent_message_id', {
+        parent_message_id: 'not-a-uuid',
+      }),
+      invalid('parent_message_id as a number', 'body.parent_message_id', { parent_message_id: 1 }),
+      invalid('parent_message_id null', 'body.parent_message_id', { parent_message_id: null }),
+      invalid('parent_message_id "main"', 'body.parent_message_id', { parent_message_id: 'main' }),
+      invalid('parent_message_id as a URN', 'body.parent_message_id', {
+        parent_message_id: `urn:uuid:${randomUUID()}`,
+      }),
+      invalid('parent_message_id that looks like SQL', 'body.parent_message_id', {
+        parent_message_id: SQL,
+      }),
+      {
+        name: 'a valid parent_message_id with an invalid initial_message',
+        status: 422,
+        fields: ['body.initial_message'],
+        body: (f) => ({ parent_message_id: first(f.conversation.messages), initial_message: '' }),
+      },
+      unexpected('branch_id', 'main'),
+      unexpected('id', randomUUID()),
+      unexpected('parentMessageId', randomUUID()),
+      unknown('an unknown parent_message_id', {
+        body: () => ({ parent_message_id: randomUUID() }),
+      }),
+      unknown('the conversation id as parent_message_id', {
+        body: (f) => ({ parent_message_id: f.conversation.id }),
+      }),
+      unknown("a message of another user's conversation as parent_message_id", {
+        body: (f) => ({ parent_message_id: first(f.subjectConversation.messages) }),
+      }),
+      unknown("a message of the caller's other conversation as parent_message_id", {
+        body: (f) => ({ parent_message_id: first(f.otherConversation.messages) }),
+      }),
+      unknown("another user's conversation with a message of it as parent_message_id", {
+        params: othersConversation,
+        body: (f) => ({ parent_message_id: first(f.subjectConversation.messages) }),
+      }),
+      ...badMessages(),
+    ],
+  },
+  'GET /conversations/:conversation_id/branches': {
+    auth: 'user',
+    params: ['conversation_id'],
+    ofAnother: othersConversation,
+    sample: (f) => ({ params: conversationParams(f) }),
+  },
+  'GET /conversations/:conversation_id/messages': {
+    auth: 'user',
+    params: ['conversation_id'],
+    query: true,
+    ofAnother: othersConversation,
+    sample: (f) => ({ params: conversationParams(f), query: 'branch_id=main&limit=50' }),
+    cases: [
+      ...(
+        [
+          ['limit=0', 'limit'],
+          ['limit=201', 'limit'],
+          ['limit=-1', 'limit'],
+          ['limit=x', 'limit'],
+          ['limit=1.5', 'limit'],
+          ['limit=', 'limit'],
+          ['limit=5&limit=6', 'limit'],
+          ['branch_id=', 'branch_id'],
+          [`branch_id=${'b'.repeat(65)}`, 'branch_id'],
+          ['branch_id=main&branch_id=main', 'branch_id'],
+          ['before=not-a-uuid', 'before'],
+          ['before=', 'before'],
+          [`before=urn:uuid:${randomUUID()}`, 'before'],
+          [`before=${encodeURIComponent(SQL)}`, 'before'],
+          ['branchId=main', 'branchId'],
+          ['offset=0', 'offset'],
+        ] as const
+      ).map(([query, field]) => badQuery(query, field)),
+      unknown('an unknown branch_id', { query: 'branch_id=feature' }),
+      unknown('an unknown UUID as branch_id', { query: () => `branch_id=${randomUUID()}` }),
+      unknown('branch_id MAIN', { query: 'branch_id=MAIN' }),
+      unknown('a branch_id that looks like SQL', { query: `branch_id=${encodeURIComponent(SQL)}` }),
+      unknown('a branch_id of 64 characters', { query: `branch_id=${'b'.repeat(64)}` }),
+      // Control characters are refused like in every other text field (PostgreSQL cannot even
+      // take a NUL as a parameter).
+      {
+        name: 'a branch_id with a NUL',
+        status: 422,
+        fields: ['query.branch_id'],
+        query: 'branch_id=a%00b',
+      },
+      {
+        name: 'a branch_id of a NUL alone',
+        status: 422,
+        fields: ['query.branch_id'],
+        query: 'branch_id=%00',
+      },
+      {
+        name: 'a branch_id with a newline',
+        status: 422,
+        fields: ['query.branch_id'],
+        query: 'branch_id=a%0Ab',
+      },
+      unknown('a branch_id of invalid UTF-8', { query: 'branch_id=%FF%ED%A0%80' }),
+      unknown("a fork of another user's conversation as branch_id", {
+        query: (f) => `branch_id=${forkOf(f.subjectConversation).id}`,
+      }),
+      unknown('an unknown before', { query: () => `before=${randomUUID()}` }),
+      unknown("a message of the caller's other conversation as before", {
+        query: (f) => `before=${first(f.otherConversation.messages)}`,
+      }),
+      unknown("a message of another user's conversation as before", {
+        query: (f) => `before=${first(f.subjectConversation.messages)}`,
+      }),
+      unknown('a message of a fork, not on the main thread, as before', {
+        query: (f) => `branch_id=main&before=${first(forkOf(f.conversation).messages)}`,
+      }),
+      unknown("a message after the fork's start, not on its thread, as before", {
+        query: (f) =>
+          `branch_id=${forkOf(f.conversation).id}&before=${f.conversation.messages[1] ?? ''}`,
+      }),
+    ],
+  },
 };
 
 const ERROR_CODE: Record<number, string> = {
@@ -410,6 +764,13 @@ function tokenCases(role: 'user' | 'admin'): Case[] {
     { name: 'an expired access token', status: 401, message: /expired/, clockMs: 901_000 },
     ...headers.map(([name, auth, message]) => ({ name, status: 401, auth, message })),
   ];
+}
+
+/** What the tests read of a conversation in a response. */
+interface ConversationDto {
+  id: string;
+  title: string;
+  folderId: string | null;
 }
 
 const JSON_TYPE = 'application/json';
@@ -557,30 +918,92 @@ describe('bad input (PostgreSQL + Redis)', () => {
     });
   }
 
+  /** A conversation of `owner` with `count` messages on `main` and, if `fork`, a fork after the first. */
+  async function conversationOf(
+    owner: TestUser,
+    count: number,
+    fork: boolean,
+  ): Promise<StoredConversation> {
+    const { id } = await t.deps.conversations.create(owner.id, { title: 'Fixture conversation' });
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const role = i % 2 === 0 ? 'user' : 'assistant';
+      const { message } = await t.deps.messages.append(owner.id, id, {
+        role,
+        content: `${role} message ${String(i)}`,
+      });
+      ids.push(message.id);
+    }
+    const forks = [];
+    if (fork) {
+      const made = await t.deps.messages.fork(owner.id, id, first(ids), 'A fork');
+      forks.push({ id: made.branch.id, messages: made.message === null ? [] : [made.message.id] });
+    }
+    return { ownerId: owner.id, id, messages: ids, forks };
+  }
+
   async function fixtures(auth: AuthLevel): Promise<Fixtures> {
     const [caller, subject] = await Promise.all([
       createUser(t.app, t.deps, { admin: auth === 'admin' }),
       createUser(t.app, t.deps),
     ]);
-    return { caller, subject };
+    const [conversation, otherConversation, subjectConversation] = await Promise.all([
+      conversationOf(caller, 2, true),
+      conversationOf(caller, 1, false),
+      conversationOf(subject, 2, true),
+    ]);
+    return { caller, subject, conversation, otherConversation, subjectConversation };
   }
 
-  /** What a rejected request must leave alone: the caller, the subject, and the number of users. */
+  /** A conversation as stored: its row, and its branches with their message counts. */
+  async function stored(c: StoredConversation) {
+    const db = t.deps.database.db;
+    return {
+      row: await conversationsRepo.find(db, c.ownerId, c.id),
+      branches: await messagesRepo.branches(db, c.id),
+    };
+  }
+
+  /**
+   * What a rejected request must leave alone: the caller, the subject, the number of users, the
+   * fixtures' conversations, and the number of conversations, branches and messages.
+   */
   async function snapshot(f: Fixtures) {
     const db = t.deps.database.db;
     return {
       caller: await usersRepo.findById(db, f.caller.id),
       subject: await usersRepo.findById(db, f.subject.id),
       users: await usersRepo.count(db),
+      conversation: await stored(f.conversation),
+      otherConversation: await stored(f.otherConversation),
+      subjectConversation: await stored(f.subjectConversation),
+      conversations: await db.$count(conversations),
+      conversationCounts: await db
+        .select()
+        .from(conversationCounts)
+        .where(inArray(conversationCounts.userId, [f.caller.id, f.subject.id]))
+        .orderBy(
+          conversationCounts.userId,
+          conversationCounts.archived,
+          conversationCounts.folderKey,
+        ),
+      branches: await db.$count(branches),
+      messages: await db.$count(messages),
     };
   }
 
   function request(key: string, inputs: RouteInputs, f: Fixtures, c?: Case): InjectOptions {
     const [method = 'GET', template = ''] = key.split(' ');
     const sample = inputs.sample(f);
-    const params = { ...sample.params, ...c?.params };
+    const params = {
+      ...sample.params,
+      ...(typeof c?.params === 'function' ? c.params(f) : c?.params),
+    };
     const path = template.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => params[name] ?? '');
-    const query = [c?.query ?? sample.query, c?.extraQuery]
+    const query = [
+      typeof c?.query === 'function' ? c.query(f) : (c?.query ?? sample.query),
+      c?.extraQuery,
+    ]
       .filter((q) => q !== undefined)
       .join('&');
     const headers: Record<string, string> = {};
@@ -688,15 +1111,40 @@ describe('bad input (PostgreSQL + Redis)', () => {
   }
 
   describe("another user's id", () => {
-    const byId = Object.entries(INPUTS).filter(([, inputs]) => inputs.params !== undefined);
+    const byId = Object.entries(INPUTS)
+      .filter(([, inputs]) => inputs.params !== undefined)
+      .map(([key, inputs]) => ({
+        key,
+        inputs,
+        status: inputs.ofAnother === undefined ? 403 : 404,
+      }));
 
     it.each(byId)(
-      '%s: an ordinary user gets 403 and the other user is untouched',
-      async (key, inputs) => {
+      '$key: an ordinary user gets $status and the other user is untouched',
+      async ({ key, inputs, status }) => {
         const f = await fixtures('user'); // caller and subject are both ordinary users
         const before = await snapshot(f);
-        expectError(await t.app.inject(request(key, inputs, f)), 403);
+        const { ofAnother } = inputs;
+        if (ofAnother === undefined) {
+          expectError(await t.app.inject(request(key, inputs, f)), status);
+          expect(await snapshot(f)).toEqual(before);
+          return;
+        }
+        const naming = (params: Record<string, string>): Case => ({ name: key, status, params });
+        const err = expectError(
+          await t.app.inject(request(key, inputs, f, naming(ofAnother(f)))),
+          404,
+        );
         expect(await snapshot(f)).toEqual(before);
+        // Answered exactly as ids that name nothing: nothing tells the other user's ids apart.
+        const unknownIds = Object.fromEntries(
+          Object.keys(ofAnother(f)).map((p) => [p, randomUUID()]),
+        );
+        const none = expectError(
+          await t.app.inject(request(key, inputs, f, naming(unknownIds))),
+          404,
+        );
+        expect(err).toEqual(none);
       },
     );
   });
@@ -733,6 +1181,77 @@ describe('bad input (PostgreSQL + Redis)', () => {
       expect(
         dataOf<{ full_name: string }>(await call('GET', '/api/users/me', u.access)).full_name,
       ).toBe(name);
+    });
+
+    it.each(names)('creates and renames a conversation titled %s', async (title) => {
+      const u = await createUser(t.app, t.deps);
+      const created = dataOf<ConversationDto>(
+        await call('POST', '/conversations', u.access, { title }),
+      );
+      expect(created.title).toBe(title);
+      const db = t.deps.database.db;
+      expect((await conversationsRepo.find(db, u.id, created.id))?.title).toBe(title);
+
+      const other = dataOf<ConversationDto>(
+        await call('POST', '/conversations', u.access, { title: 'Untitled' }),
+      );
+      const url = `/conversations/${other.id}`;
+      expect(dataOf<ConversationDto>(await call('PUT', url, u.access, { title })).title).toBe(
+        title,
+      );
+      expect(dataOf<ConversationDto>(await call('GET', url, u.access)).title).toBe(title);
+      const page = dataOf<{ items: ConversationDto[] }>(
+        await call('GET', '/conversations', u.access),
+      );
+      expect(page.items.map((c) => c.title)).toEqual([title, title]);
+    });
+
+    it.each([
+      SQL,
+      "cardio'); DROP TABLE conversations;--",
+      '% _ \\ *',
+      'قسم القلب',
+      '🫀 cardiology',
+      '王小明',
+      'f'.repeat(128),
+      '🩺'.repeat(128),
+    ])('files a conversation in folder %s and finds it by that folder alone', async (folder) => {
+      const u = await createUser(t.app, t.deps);
+      const filed = dataOf<ConversationDto>(
+        await call('POST', '/conversations', u.access, { title: 'Filed', folder_id: folder }),
+      );
+      expect(filed.folderId).toBe(folder);
+      // Others in no folder, in a folder differing only in case, and in a prefix of it.
+      for (const folder_id of [
+        null,
+        folder.toUpperCase(),
+        Array.from(folder).slice(0, -1).join(''),
+      ]) {
+        if (folder_id === folder) continue;
+        dataOf(await call('POST', '/conversations', u.access, { title: 'Other', folder_id }));
+      }
+      const found = dataOf<{ items: ConversationDto[]; total: number }>(
+        await call('GET', `/conversations?folderId=${encodeURIComponent(folder)}`, u.access),
+      );
+      expect(found.items.map((c) => [c.id, c.folderId])).toEqual([[filed.id, folder]]);
+      expect(found.total).toBe(1);
+    });
+
+    it('stores a branch’s initial_message exactly as sent', async () => {
+      const u = await createUser(t.app, t.deps);
+      const { id } = await t.deps.conversations.create(u.id, { title: 'Text' });
+      const { message } = await t.deps.messages.append(u.id, id, { role: 'user', content: 'Hi' });
+      const text = `${SQL}\n\t👩🏽‍⚕️ محمد — e\u0301 ${'x'.repeat(100)}`;
+      const branch = dataOf<{ id: string }>(
+        await call('POST', `/conversations/${id}/branches`, u.access, {
+          parent_message_id: message.id,
+          initial_message: text,
+        }),
+      );
+      const thread = dataOf<{ items: { content: string }[] }>(
+        await call('GET', `/conversations/${id}/messages?branch_id=${branch.id}`, u.access),
+      );
+      expect(thread.items.map((m) => m.content)).toEqual(['Hi', text]);
     });
 
     it('takes an email with quotes and SQL-like characters literally', async () => {
@@ -784,6 +1303,64 @@ describe('bad input (PostgreSQL + Redis)', () => {
         expect(page.limit).toBe(Number(/limit=(\d+)/.exec(query)?.[1] ?? 20));
       },
     );
+  });
+
+  describe('conversation limits at their boundaries', () => {
+    let u: TestUser;
+    let conversationId: string;
+    beforeAll(async () => {
+      u = await createUser(t.app, t.deps);
+      ({ id: conversationId } = await t.deps.conversations.create(u.id, { title: 'Bounds' }));
+      for (const content of ['one', 'two', 'three']) {
+        await t.deps.messages.append(u.id, conversationId, { role: 'user', content });
+      }
+    });
+
+    it.each([
+      ['page=100000&pageSize=100', 100_000, 100, 1, 0],
+      ['page=1&pageSize=1', 1, 1, 1, 1],
+      ['archived=false', 1, 20, 1, 1],
+      ['archived=true', 1, 20, 0, 0],
+    ])('lists the page %s', async (query, page, pageSize, total, items) => {
+      const data = dataOf<{ items: unknown[]; total: number; page: number; pageSize: number }>(
+        await call('GET', `/conversations?${query}`, u.access),
+      );
+      expect(data).toMatchObject({ page, pageSize, total });
+      expect(data.items).toHaveLength(items);
+    });
+
+    it.each([
+      ['limit=1', 1, ['three']],
+      ['limit=200', 200, ['one', 'two', 'three']],
+      ['branch_id=main', 50, ['one', 'two', 'three']],
+    ])('reads the thread with %s', async (query, limit, contents) => {
+      const data = dataOf<{ items: { content: string }[]; total: number; limit: number }>(
+        await call('GET', `/conversations/${conversationId}/messages?${query}`, u.access),
+      );
+      expect(data.limit).toBe(limit);
+      expect(data.total).toBe(3);
+      expect(data.items.map((m) => m.content)).toEqual(contents);
+    });
+
+    it('accepts a title of 200 characters, a folder of 128 and a message of 32000', async () => {
+      const created = dataOf<{ id: string; title: string; folderId: string }>(
+        await call('POST', '/conversations', u.access, {
+          title: 't'.repeat(200),
+          folder_id: 'f'.repeat(128),
+        }),
+      );
+      expect([created.title.length, created.folderId.length]).toEqual([200, 128]);
+      const { message } = await t.deps.messages.append(u.id, created.id, {
+        role: 'user',
+        content: 'start',
+      });
+      const initial_message = 'm'.repeat(32_000);
+      const url = `/conversations/${created.id}/branches`;
+      const branch = dataOf<{ messageCount: number }>(
+        await call('POST', url, u.access, { parent_message_id: message.id, initial_message }),
+      );
+      expect(branch.messageCount).toBe(1);
+    });
   });
 
   describe('tokens over time', () => {

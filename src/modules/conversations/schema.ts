@@ -30,8 +30,15 @@ export const MessageText = Type.String({
     '[^\\s\\u0000-\\u001f\\u007f\\ud800-\\udfff]' +
     '[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f\\ud800-\\udfff]*$',
 });
-/** `main` or a fork's UUID; any other value names no branch and answers 404. */
-export const BranchId = Type.String({ minLength: 1, maxLength: 64 });
+/**
+ * `main` or a fork's UUID; any other value without control characters names no branch and
+ * answers 404.
+ */
+export const BranchId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]+$',
+});
 
 export const Conversation = Type.Object({
   id: Uuid,
