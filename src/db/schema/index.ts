@@ -2,3 +2,4 @@ export * from './users.js';
 export * from './tokens.js';
 export * from './audit.js';
 export * from './conversations.js';
+export * from './knowledge.js';
