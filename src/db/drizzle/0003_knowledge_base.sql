@@ -63,9 +63,9 @@ CREATE TABLE "kb_indexing_jobs" (
 ALTER TABLE "kb_chunks" ADD CONSTRAINT "kb_chunks_document_id_kb_documents_id_fk" FOREIGN KEY ("document_id") REFERENCES "public"."kb_documents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "kb_documents" ADD CONSTRAINT "kb_documents_uploaded_by_users_id_fk" FOREIGN KEY ("uploaded_by") REFERENCES "public"."users"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "kb_indexing_jobs" ADD CONSTRAINT "kb_indexing_jobs_document_id_kb_documents_id_fk" FOREIGN KEY ("document_id") REFERENCES "public"."kb_documents"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE UNIQUE INDEX "kb_chunks_document_index_key" ON "kb_chunks" USING btree ("document_id","chunk_index");--> statement-breakpoint
+CREATE UNIQUE INDEX "kb_chunks_job_index_key" ON "kb_chunks" USING btree ("job_id","chunk_index");--> statement-breakpoint
+CREATE INDEX "kb_chunks_document_idx" ON "kb_chunks" USING btree ("document_id");--> statement-breakpoint
 CREATE INDEX "kb_chunks_tsv_idx" ON "kb_chunks" USING gin ("tsv") WHERE "kb_chunks"."active" and not "kb_chunks"."superseded";--> statement-breakpoint
-CREATE INDEX "kb_chunks_job_idx" ON "kb_chunks" USING btree ("job_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "kb_documents_doc_key_version_key" ON "kb_documents" USING btree ("doc_key","version");--> statement-breakpoint
 CREATE UNIQUE INDEX "kb_documents_current_key" ON "kb_documents" USING btree ("doc_key") WHERE "kb_documents"."superseded_by" is null;--> statement-breakpoint
 CREATE INDEX "kb_documents_created_idx" ON "kb_documents" USING btree ("created_at" DESC NULLS FIRST,"id" DESC NULLS FIRST);--> statement-breakpoint

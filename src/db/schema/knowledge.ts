@@ -137,12 +137,13 @@ export const kbChunks = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex('kb_chunks_document_index_key').on(t.documentId, t.chunkIndex),
+    // A reindex writes a second set next to the live one until it completes: unique per job.
+    uniqueIndex('kb_chunks_job_index_key').on(t.jobId, t.chunkIndex),
+    index('kb_chunks_document_idx').on(t.documentId),
     // Search only ever reads active, current chunks.
     index('kb_chunks_tsv_idx')
       .using('gin', t.tsv)
       .where(sql`${t.active} and not ${t.superseded}`),
-    index('kb_chunks_job_idx').on(t.jobId),
   ],
 );
 
