@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { analyse, expansions, fold, stem, tokenize } from './text.js';
+
+describe('text analysis', () => {
+  it('folds case, accents and ligatures', () => {
+    expect(fold('Œdème Aigu')).toBe('oedeme aigu');
+    expect(fold('Anaemia')).toBe('anaemia');
+  });
+
+  it('keeps drug-class names with a number in one word', () => {
+    expect(tokenize('SGLT-2 inhibitors and GLP-1 agonists')).toEqual([
+      'sglt2',
+      'inhibitors',
+      'and',
+      'glp1',
+      'agonists',
+    ]);
+  });
+
+  it('stems word forms to one stem and leaves short words alone', () => {
+    expect(stem('hypertensive')).toBe(stem('hypertension'));
+    expect(stem('anticoagulant')).toBe(stem('anticoagulation'));
+    expect(stem('infected')).toBe(stem('infection'));
+    expect(stem('renal')).toBe('renal');
+    expect(stem('t2dm')).toBe('t2dm');
+  });
+
+  it('adds lexicon expansions, longest phrase first, as separate segments', () => {
+    expect(expansions(tokenize('HTN after a heart attack'))).toEqual([
+      ['hypertension'],
+      ['myocardial', 'infarction'],
+    ]);
+    expect(expansions(tokenize('on a water pill'))).toEqual([['diuretic']]);
+  });
+
+  it('drops stopwords from every segment', () => {
+    expect(analyse('What is the dose of the blood thinner?')).toEqual([
+      ['dose', 'blood', 'thinner'],
+      ['dosing'],
+      ['anticoagulant'],
+    ]);
+  });
+});
