@@ -1,0 +1,301 @@
+import type { ExtractedPage } from './extract.js';
+
+/**
+ * Splits extracted pages into retrieval chunks of about `targetChars`, cut between sentences, with
+ * whole sentences of overlap so a fact stated across a cut is still found in one chunk. A chunk
+ * may run on across a page break (paragraphs do) and belongs to the page where it starts. Each
+ * heading starts a new chunk and is in no chunk's text: it is the `heading` of the chunks below
+ * it, so the indexer decides how to use it. Deterministic: the same pages give the same chunks.
+ */
+
+export interface Chunk {
+  /** Position in the document, from 0. */
+  index: number;
+  text: string;
+  /** The page where the chunk starts; null for text files. */
+  page: number | null;
+  /** The nearest heading above the chunk's start. */
+  heading: string | null;
+  /** Offset of the chunk's first sentence in the extracted text of `page`. */
+  startOffset: number;
+}
+
+export interface ChunkOptions {
+  targetChars?: number;
+  overlapChars?: number;
+}
+
+interface Sentence {
+  text: string;
+  page: number | null;
+  offset: number;
+  /** Starts a paragraph: joined to the previous sentence with a blank line instead of a space. */
+  opensParagraph: boolean;
+}
+
+type Unit = { heading: string } | Sentence;
+
+export function chunkPages(pages: readonly ExtractedPage[], options: ChunkOptions = {}): Chunk[] {
+  const target = Math.max(100, options.targetChars ?? 800);
+  const overlap = Math.max(0, options.overlapChars ?? 150);
+  const running = runningLines(pages);
+  const units = pages.flatMap((page) => pageUnits(page, running, target));
+  return assemble(units, target, overlap);
+}
+
+function assemble(units: Unit[], target: number, overlap: number): Chunk[] {
+  const chunks: Chunk[] = [];
+  let heading: string | null = null;
+  let current: Sentence[] = [];
+  let length = 0; // of joinSentences(current), kept as we go: chunks may hold many sentences
+  const emit = () => {
+    const [first] = current;
+    const [text, index] = [joinSentences(current), chunks.length];
+    if (first) chunks.push({ index, text, page: first.page, heading, startOffset: first.offset });
+  };
+  for (const unit of units) {
+    if ('heading' in unit) {
+      emit();
+      [current, length] = [[], 0]; // no overlap into another section
+      heading = unit.heading;
+      continue;
+    }
+    if (current.length > 0 && length + separator(unit).length + unit.text.length > target) {
+      emit();
+      current = overlapTail(current, Math.min(overlap, target - unit.text.length - 2));
+      length = joinSentences(current).length;
+    }
+    length += (current.length > 0 ? separator(unit).length : 0) + unit.text.length;
+    current.push(unit);
+  }
+  emit();
+  return chunks;
+}
+
+const separator = (sentence: Sentence) => (sentence.opensParagraph ? '\n\n' : ' ');
+
+function joinSentences(sentences: Sentence[]): string {
+  return sentences.map((s, i) => (i === 0 ? s.text : `${separator(s)}${s.text}`)).join('');
+}
+
+/** The last whole sentences of `sentences` within `budget` characters, never all of them. */
+function overlapTail(sentences: Sentence[], budget: number): Sentence[] {
+  let [start, length] = [sentences.length, 0];
+  while (start > 1) {
+    const [candidate, after] = [sentences[start - 1]?.text ?? '', sentences[start]];
+    const grown = candidate.length + (after ? separator(after).length + length : 0);
+    if (grown > budget) break;
+    [start, length] = [start - 1, grown];
+  }
+  return sentences.slice(start);
+}
+
+/** Headings and sentences of one page, in reading order. */
+function pageUnits(page: ExtractedPage, running: Set<string>, target: number): Unit[] {
+  const units: Unit[] = [];
+  const lines = pageLines(page.text, running);
+  let run: { start: number; end: number } | null = null;
+  const flush = () => {
+    const sentences = run ? sentencesOf(page, run.start, run.end, target) : [];
+    for (const sentence of sentences) units.push(sentence); // push(...) overflows on huge texts
+    run = null;
+  };
+  let afterHeading = false;
+  lines.forEach((line, i) => {
+    const previous = lines[i - 1]?.text ?? '';
+    if (isBlank(line.text)) {
+      flush();
+      return;
+    }
+    // A heading opens a block or follows a heading or a sentence's end (a colon leads into a list).
+    const mayHead = isBlank(previous) || afterHeading || /[.!?]\s*$/.test(previous);
+    const alone = mayHead && isBlank(lines[i + 1]?.text ?? '');
+    const heading = headingOf(line.text, mayHead, alone);
+    afterHeading = heading !== null;
+    if (heading === null) {
+      run = { start: run?.start ?? line.offset, end: line.offset + line.text.length };
+      return;
+    }
+    flush();
+    units.push({ heading });
+  });
+  flush();
+  return units;
+}
+
+interface PageLine {
+  text: string;
+  offset: number;
+}
+
+/** The page's lines with their offsets; running headers and footers are blanked out. */
+function pageLines(text: string, running: Set<string>): PageLine[] {
+  const lines: PageLine[] = [];
+  let offset = 0;
+  for (const line of text.split('\n')) {
+    lines.push({ text: line, offset });
+    offset += line.length + 1;
+  }
+  for (const line of edgeLines(lines)) {
+    if (running.has(lineKey(line.text) ?? '')) line.text = '';
+  }
+  return lines;
+}
+
+// Words that stay lower case inside a Title Case heading.
+const MINOR_WORDS = new Set(
+  'a an and as at by for from in into of on or per the to via vs with without'.split(' '),
+);
+
+/**
+ * The heading a line is, or null. Markdown headings count anywhere; numbered, ALL CAPS and Title
+ * Case lines only where a heading can start; a short sentence-case line only alone in its block.
+ */
+function headingOf(line: string, mayHead: boolean, alone: boolean): string | null {
+  if (line.length > 200) return null; // before any work on what may be a whole text file
+  const text = line.replace(/\s+/g, ' ').trim();
+  const markdown = /^#{1,6} (.+?)(?: #+)?$/.exec(text);
+  if (markdown?.[1]) return markdown[1];
+  if (/^[-*•▪◦·] /.test(text)) return null; // a list item
+  // A heading ends in a letter, digit or closing bracket: not in punctuation or a hyphen.
+  if (!mayHead || text.length > 80 || !/[\p{L}\p{N})\]"'”’]$/u.test(text)) return null;
+  const words = text.split(' ');
+  if (words.length > 12) return null;
+  if (/^\d+(?:\.\d+)+\.? \p{Lu}/u.test(text)) return text; // 2.1 Management of ...
+  const body = /^(?:\d{1,2}|[IVX]{1,4}|[A-Z])[.)]? (.*)$/.exec(text)?.[1] ?? text;
+  if (isAllCaps(body) || isTitleCase(body)) return text;
+  return alone && words.length <= 8 && /^\p{Lu}/u.test(body) ? text : null;
+}
+
+function isAllCaps(text: string): boolean {
+  const letters = text.replace(/[^\p{L}]/gu, '');
+  return letters.length >= 2 && letters === letters.toUpperCase() && /\p{Lu}/u.test(letters);
+}
+
+function isTitleCase(text: string): boolean {
+  const words = text.split(' ').filter((w) => /\p{L}/u.test(w));
+  return (
+    words.length > 0 &&
+    /^\p{Lu}/u.test(words[0] ?? '') &&
+    words.every((w) => MINOR_WORDS.has(w) || !/^\p{Ll}/u.test(w))
+  );
+}
+
+/**
+ * Short lines (digits ignored) opening or closing 60% of the pages, and at least three: running
+ * headers, footers and page numbers, which would pose as headings and repeat in chunks.
+ */
+function runningLines(pages: readonly ExtractedPage[]): Set<string> {
+  const counts = new Map<string, number>();
+  for (const page of pages) {
+    const lines = pageLines(page.text, new Set());
+    const keys = new Set(edgeLines(lines).map((line) => lineKey(line.text)));
+    for (const key of keys) if (key !== undefined) counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const threshold = Math.max(3, 0.6 * pages.length);
+  return new Set([...counts].filter(([, count]) => count >= threshold).map(([key]) => key));
+}
+
+function edgeLines(lines: PageLine[]): PageLine[] {
+  const filled = lines.filter((line) => !isBlank(line.text));
+  return [filled[0], filled.at(-1)].filter((line) => line !== undefined);
+}
+
+/** Digits and spacing ignored; only for short lines (a whole text file may be one line). */
+const lineKey = (line: string) =>
+  line.length > 100 ? undefined : line.replace(/\d+/g, '#').replace(/\s+/g, ' ').trim();
+
+const isBlank = (line: string) => !/\S/.test(line);
+
+// Abbreviations after which a full stop does not end a sentence (compared in lower case).
+const ABBREVIATIONS = new Set(
+  (
+    'dr drs mr mrs ms prof st vs approx ca cf al viz incl esp dept inc ltd ' +
+    'mg mcg µg ug ng kg ml dl mmol mol cm mm min max hr hrs wk wks mo yr yrs ' +
+    'tab tabs cap caps inj susp amp iu'
+  ).split(' '),
+);
+// Abbreviations that do not end a sentence when a number follows: "No. 5", "Fig. 2".
+const BEFORE_NUMBER = new Set('no nos fig figs vol pp p ref refs eq sec ch table'.split(' '));
+
+// Sentence-ending punctuation, closing quotes or brackets, space, then what opens a sentence.
+const SENTENCE_END = /([.!?…]+)(["'”’)\]]*)\s+(?=["'“‘([]?[\p{Lu}\p{N}])/gu;
+// A line starting with a bullet or a list number starts a sentence even without punctuation.
+const LIST_ITEM = /\n[ \t]*(?=[-*•▪◦·] |\d{1,2}[.)] )/g;
+
+/** The sentences of the text between `start` and `end`, each with its offset on the page. */
+function sentencesOf(page: ExtractedPage, start: number, end: number, target: number): Sentence[] {
+  const raw = page.text.slice(start, end);
+  const cuts: [number, number][] = [];
+  for (const m of raw.matchAll(SENTENCE_END)) {
+    const stop = m.index + (m[1]?.length ?? 0) + (m[2]?.length ?? 0);
+    if (m[1] !== '.' || !continuesAfterStop(raw, m.index, raw[m.index + m[0].length] ?? '')) {
+      cuts.push([stop, m.index + m[0].length]);
+    }
+  }
+  for (const m of raw.matchAll(LIST_ITEM)) cuts.push([m.index, m.index + m[0].length]);
+  cuts.sort((p, q) => p[0] - q[0]);
+  const sentences: Sentence[] = [];
+  let from = 0;
+  for (const [stop, next] of [...cuts, [raw.length, raw.length] as [number, number]]) {
+    for (const [s, e] of splitLong(raw, from, stop, target)) {
+      const text = normalise(raw.slice(s, e));
+      if (text !== '') {
+        const opensParagraph = sentences.length === 0;
+        sentences.push({ text, page: page.page, offset: start + s, opensParagraph });
+      }
+    }
+    from = Math.max(from, next);
+  }
+  return sentences;
+}
+
+/** Whether the full stop at `at` belongs to an abbreviation or a list number, not a sentence end. */
+function continuesAfterStop(raw: string, at: number, nextChar: string): boolean {
+  const word = /(\S+)$/.exec(raw.slice(Math.max(0, at - 40), at))?.[1] ?? '';
+  if (isAbbreviation(word, nextChar)) return true;
+  if (!/^\d{1,2}$/.test(word)) return false;
+  // A list number opens the text, a line or a sentence, or follows a colon: "Steps: 1. Check".
+  // After an abbreviation ("see Fig. 2.") the number ends the sentence.
+  const before = raw.slice(Math.max(0, at - word.length - 40), at - word.length); // bounded work
+  const previous = before.trimEnd();
+  if (previous === '' || /\n\s*$/.test(before) || /[:;]$/.test(previous)) return true;
+  return /[.!?]$/.test(previous) && !isAbbreviation(/(\S+)[.!?]$/.exec(previous)?.[1] ?? '', word);
+}
+
+/** Whether `word`, followed by a full stop and then `nextChar`, is an abbreviation. */
+function isAbbreviation(word: string, nextChar: string): boolean {
+  const bare = word.replace(/^[("'“‘[]+/, '').toLowerCase();
+  if (/^(?:\p{L}\.)*\p{L}$/u.test(bare)) return true; // single letters: e.g. i.v. b.i.d. J. Smith
+  if (ABBREVIATIONS.has(bare)) return true;
+  return BEFORE_NUMBER.has(bare) && /^\d/.test(nextChar);
+}
+
+/**
+ * Cuts a sentence longer than 1.5 x target into pieces of at most `target`, preferring a clause
+ * boundary, then a word boundary, in the second half of each piece.
+ */
+function splitLong(raw: string, start: number, end: number, target: number): [number, number][] {
+  const pieces: [number, number][] = [];
+  let from = start;
+  if (end - start > 1.5 * target) {
+    while (end - from > target) {
+      const window = raw.slice(from + Math.floor(target / 2), from + target);
+      const clause = Math.max(...[...window.matchAll(/[;:,)–—](?=\s)/g)].map((m) => m.index + 1));
+      const space = Math.max(...[' ', '\n', '\t'].map((c) => window.lastIndexOf(c)));
+      const cut = clause > 0 ? clause : space > 0 ? space : window.length;
+      pieces.push([from, from + Math.floor(target / 2) + cut]);
+      from += Math.floor(target / 2) + cut;
+    }
+  }
+  pieces.push([from, end]);
+  return pieces;
+}
+
+function normalise(text: string): string {
+  return text
+    .replace(/\u00ad\s*|[\u200b-\u200d\ufeff]/g, '') // soft hyphens (with their line break)
+    .replace(/(\p{L})-\n\s*(?=\p{Ll})/gu, '$1-') // a word hyphenated at a line end
+    .replace(/\s+/g, ' ')
+    .trim();
+}
