@@ -175,6 +175,84 @@ describe('loadConfig', () => {
     expect(problems.some((p) => p.includes('BOOTSTRAP_ADMIN'))).toBe(true);
   });
 
+  describe('Nextcloud file store', () => {
+    const NEXTCLOUD = {
+      NEXTCLOUD_URL: 'https://cloud.example/remote.php/dav/files/clinic',
+      NEXTCLOUD_USER: 'clinic',
+      NEXTCLOUD_PASSWORD: 'app-password-0123',
+    };
+    const without = (key: keyof typeof NEXTCLOUD): Record<string, string> =>
+      Object.fromEntries(Object.entries(NEXTCLOUD).filter(([k]) => k !== key));
+
+    it('is off by default: uploads go to DATA_DIR/files', () => {
+      expect(loadConfig({}).nextcloud).toBeUndefined();
+    });
+
+    it('reads URL, user, password and the root folder (default /medical-assistant)', () => {
+      expect(loadConfig(NEXTCLOUD).nextcloud).toEqual({
+        url: 'https://cloud.example/remote.php/dav/files/clinic',
+        user: 'clinic',
+        password: 'app-password-0123',
+        root: '/medical-assistant',
+      });
+      const plain = {
+        ...NEXTCLOUD,
+        NEXTCLOUD_URL: 'http://10.0.0.5:8080/dav',
+        NEXTCLOUD_ROOT: '/',
+      };
+      expect(loadConfig(plain).nextcloud).toMatchObject({ url: plain.NEXTCLOUD_URL, root: '/' });
+      expect(loadConfig({ ...NEXTCLOUD, NEXTCLOUD_ROOT: '/Shared/KB 2024/' }).nextcloud?.root).toBe(
+        '/Shared/KB 2024/',
+      );
+    });
+
+    it.each(['ftp://cloud.example/dav', 'webdav://cloud.example', 'cloud.example/dav', 'https://'])(
+      'refuses NEXTCLOUD_URL=%j',
+      (url) => {
+        expect(keysOf(problemsOf({ ...NEXTCLOUD, NEXTCLOUD_URL: url }))).toEqual(
+          new Set(['NEXTCLOUD_URL']),
+        );
+      },
+    );
+
+    it('refuses credentials inside the URL without repeating them', () => {
+      const problems = problemsOf({
+        ...NEXTCLOUD,
+        NEXTCLOUD_URL: 'https://clinic:hunter2secret@cloud.example/dav',
+      });
+      expect(keysOf(problems)).toEqual(new Set(['NEXTCLOUD_URL']));
+      expect(problems.join('\n')).not.toContain('hunter2secret');
+    });
+
+    it('requires user and password with the URL, listed with the other bad keys', () => {
+      const problems = problemsOf({ NEXTCLOUD_URL: NEXTCLOUD.NEXTCLOUD_URL, PORT: 'abc' });
+      expect(keysOf(problems)).toEqual(new Set(['PORT', 'NEXTCLOUD_USER', 'NEXTCLOUD_PASSWORD']));
+      expect(keysOf(problemsOf(without('NEXTCLOUD_PASSWORD')))).toEqual(
+        new Set(['NEXTCLOUD_PASSWORD']),
+      );
+    });
+
+    it('requires the URL when user or password is set', () => {
+      const problems = problemsOf(without('NEXTCLOUD_URL'));
+      expect(keysOf(problems)).toEqual(new Set(['NEXTCLOUD_URL']));
+      expect(problems.join('\n')).not.toContain(NEXTCLOUD.NEXTCLOUD_PASSWORD);
+    });
+
+    it.each([
+      ['NEXTCLOUD_USER', 'has:colon'],
+      ['NEXTCLOUD_PASSWORD', 'p'.repeat(1025)],
+      ['NEXTCLOUD_ROOT', 'relative/path'],
+      ['NEXTCLOUD_ROOT', '/a/../b'],
+      ['NEXTCLOUD_ROOT', '/..'],
+      ['NEXTCLOUD_ROOT', '/a//b'],
+      ['NEXTCLOUD_ROOT', '/a\\b'],
+    ])('refuses %s=%j', (key, value) => {
+      const problems = problemsOf({ ...NEXTCLOUD, [key]: value });
+      expect(keysOf(problems)).toEqual(new Set([key]));
+      expect(problems.join('\n')).not.toContain(value);
+    });
+  });
+
   it('ignores keys it does not know', () => {
     expect(() => loadConfig({ SOMETHING_ELSE: 'value', PATH: '/bin' })).not.toThrow();
   });

@@ -9,14 +9,11 @@ import { LoginLockout } from './modules/auth/lockout.js';
 import { AuthService } from './modules/auth/service.js';
 import { Sessions } from './modules/auth/sessions.js';
 import { TokenSigner, loadOrCreateSecret } from './modules/auth/tokens.js';
-import {
-  HealthService,
-  localDirectoryProbe,
-  type ReadinessCheck,
-} from './modules/health/service.js';
+import { HealthService, type ReadinessCheck } from './modules/health/service.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { ConversationsService } from './modules/conversations/service.js';
 import { UsersService } from './modules/users/service.js';
+import { createFileStore, type FileStore } from './platform/file-store.js';
 import {
   createRedis,
   memoryStore,
@@ -35,6 +32,7 @@ export interface Deps {
   database: Database;
   redis: Redis | undefined;
   kv: KeyValueStore;
+  files: FileStore;
   metrics: Metrics;
   audit: AuditService;
   users: UsersService;
@@ -73,6 +71,7 @@ export async function createDeps(
     log.warn('Redis is not reachable at start-up; /ready reports it until it is');
   }
   const kv = redis === undefined ? memoryStore() : redisStore(redis);
+  const files = createFileStore(config);
   const metrics = createMetrics();
 
   const secret = await loadOrCreateSecret(config.jwtSecret, config.dataDir);
@@ -105,7 +104,7 @@ export async function createDeps(
   const rateLimiter = new RateLimiter(kv, log, () => now().getTime());
   const health = new HealthService(
     serviceVersion(),
-    readinessChecks(config, database, kv),
+    readinessChecks(database, kv, files),
     config.readyCheckTimeoutMs,
   );
 
@@ -115,6 +114,7 @@ export async function createDeps(
     database,
     redis,
     kv,
+    files,
     metrics,
     audit,
     users,
@@ -130,10 +130,14 @@ export async function createDeps(
 }
 
 /**
- * The four roles of DECISIONS 8. Until the Qdrant and Nextcloud adapters exist, the embedded
- * vector index lives in the database and uploads in a local directory, so those are probed.
+ * The four roles of DECISIONS 8. Until the Qdrant adapter exists, the embedded vector index lives
+ * in the database, so that is probed; `nextcloud` probes whichever FileStore is in use.
  */
-function readinessChecks(config: Config, database: Database, kv: KeyValueStore): ReadinessCheck[] {
+function readinessChecks(
+  database: Database,
+  kv: KeyValueStore,
+  files: FileStore,
+): ReadinessCheck[] {
   const dbBackend = database.kind === 'postgres' ? 'postgresql' : 'pglite';
   return [
     { role: 'postgres', backend: dbBackend, probe: () => database.ping() },
@@ -143,10 +147,6 @@ function readinessChecks(config: Config, database: Database, kv: KeyValueStore):
       probe: () => kv.ping(),
     },
     { role: 'qdrant', backend: `embedded (${dbBackend})`, probe: () => database.ping() },
-    {
-      role: 'nextcloud',
-      backend: 'local-directory',
-      probe: localDirectoryProbe(path.join(config.dataDir, 'files')),
-    },
+    { role: 'nextcloud', backend: files.kind, probe: () => files.probe() },
   ];
 }

@@ -1,6 +1,3 @@
-import { access, constants, mkdir } from 'node:fs/promises';
-import path from 'node:path';
-
 export type Role = 'postgres' | 'redis' | 'qdrant' | 'nextcloud';
 
 export interface ReadinessCheck {
@@ -63,13 +60,4 @@ async function withTimeout(probe: Promise<void>, ms: number): Promise<boolean> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The local file store's directory exists and is writable. */
-export function localDirectoryProbe(dir: string): () => Promise<void> {
-  const target = path.resolve(dir);
-  return async () => {
-    await mkdir(target, { recursive: true });
-    await access(target, constants.R_OK | constants.W_OK);
-  };
 }
