@@ -3,3 +3,4 @@ export * from './tokens.js';
 export * from './audit.js';
 export * from './conversations.js';
 export * from './knowledge.js';
+export * from './kb-vectors.js';
