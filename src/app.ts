@@ -5,6 +5,7 @@ import type { Deps } from './deps.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { conversationsRoutes } from './modules/conversations/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
+import { knowledgeRoutes } from './modules/knowledge/routes.js';
 import { usersRoutes } from './modules/users/routes.js';
 import { configureBodies } from './platform/http/body.js';
 import { registerDocs } from './platform/http/docs.js';
@@ -77,6 +78,8 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   authRoutes(app, { auth: deps.auth, users: deps.users, limits: config.rateLimit });
   usersRoutes(app, { users: deps.users });
   conversationsRoutes(app, { conversations: deps.conversations, messages: deps.messages });
+  const { knowledge, search } = deps.knowledge;
+  await knowledgeRoutes(app, { knowledge, search, files: deps.files });
 
   return { app, routes };
 }

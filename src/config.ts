@@ -1,5 +1,11 @@
 import { Ajv } from 'ajv';
 import { Type, type Static } from 'typebox';
+import {
+  checkKnowledge,
+  KnowledgeEnv,
+  knowledgeConfig,
+  type KnowledgeConfig,
+} from './config-knowledge.js';
 
 /**
  * The only reader of process.env. Every setting is declared once here, with its type, default and
@@ -57,21 +63,12 @@ const EnvSchema = Type.Object({
   USER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 500 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 10_000 }),
   READY_CHECK_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 30_000, default: 2000 }),
-  NEXTCLOUD_URL: Type.Optional(Url('https?')),
-  // No colon: HTTP Basic authentication could not tell where the user name ends.
-  NEXTCLOUD_USER: Type.Optional(Type.String({ pattern: '^[^:]{1,256}$' })),
-  NEXTCLOUD_PASSWORD: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-  // Every segment starts with a letter, digit or `_`, so `.` and `..` cannot climb out.
-  NEXTCLOUD_ROOT: Type.String({
-    pattern: '^(/[A-Za-z0-9_][A-Za-z0-9._ -]{0,254})*/?$',
-    maxLength: 1024,
-    default: '/medical-assistant',
-  }),
+  ...KnowledgeEnv,
 });
 
 type Env = Static<typeof EnvSchema>;
 
-export interface Config {
+export interface Config extends KnowledgeConfig {
   env: Env['NODE_ENV'];
   host: string;
   port: number;
@@ -98,8 +95,6 @@ export interface Config {
   userCacheTtlMs: number;
   shutdownTimeoutMs: number;
   readyCheckTimeoutMs: number;
-  /** WebDAV (Nextcloud) file store; unset: the local directory `DATA_DIR/files`. */
-  nextcloud: { url: string; user: string; password: string; root: string } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -135,33 +130,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if ((env.BOOTSTRAP_ADMIN_EMAIL === undefined) !== (env.BOOTSTRAP_ADMIN_PASSWORD === undefined)) {
     problems.set('BOOTSTRAP_ADMIN_EMAIL/BOOTSTRAP_ADMIN_PASSWORD', 'set both or neither');
   }
-  checkNextcloud(env, problems);
+  checkKnowledge(env, problems);
   if (problems.size > 0) {
     throw new ConfigError([...problems].map(([key, message]) => `${key}: ${message}`));
   }
   return toConfig(env);
-}
-
-/** Credentials go with the URL, never in it (a URL ends up in messages and logs). */
-function checkNextcloud(env: Env, problems: Map<string, string>): void {
-  if (env.NEXTCLOUD_URL === undefined) {
-    if (env.NEXTCLOUD_USER !== undefined || env.NEXTCLOUD_PASSWORD !== undefined) {
-      problems.set('NEXTCLOUD_URL', 'required when NEXTCLOUD_USER or NEXTCLOUD_PASSWORD is set');
-    }
-    return;
-  }
-  if (!problems.has('NEXTCLOUD_URL')) {
-    const url = URL.parse(env.NEXTCLOUD_URL);
-    if (url === null) problems.set('NEXTCLOUD_URL', 'is not a valid URL');
-    else if (url.username !== '' || url.password !== '') {
-      problems.set('NEXTCLOUD_URL', 'must not contain credentials: use NEXTCLOUD_USER/_PASSWORD');
-    }
-  }
-  for (const key of ['NEXTCLOUD_USER', 'NEXTCLOUD_PASSWORD'] as const) {
-    if (env[key] === undefined && !problems.has(key)) {
-      problems.set(key, 'required when NEXTCLOUD_URL is set');
-    }
-  }
 }
 
 interface ScalarSchema {
@@ -230,16 +203,6 @@ function toConfig(env: Env): Config {
     userCacheTtlMs: env.USER_CACHE_TTL_MS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     readyCheckTimeoutMs: env.READY_CHECK_TIMEOUT_MS,
-    nextcloud:
-      env.NEXTCLOUD_URL !== undefined &&
-      env.NEXTCLOUD_USER !== undefined &&
-      env.NEXTCLOUD_PASSWORD !== undefined
-        ? {
-            url: env.NEXTCLOUD_URL,
-            user: env.NEXTCLOUD_USER,
-            password: env.NEXTCLOUD_PASSWORD,
-            root: env.NEXTCLOUD_ROOT,
-          }
-        : undefined,
+    ...knowledgeConfig(env),
   };
 }

@@ -12,8 +12,10 @@ import { TokenSigner, loadOrCreateSecret } from './modules/auth/tokens.js';
 import { HealthService, type ReadinessCheck } from './modules/health/service.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { ConversationsService } from './modules/conversations/service.js';
+import { createKnowledge, type Knowledge } from './modules/knowledge/wiring.js';
 import { UsersService } from './modules/users/service.js';
 import { createFileStore, type FileStore } from './platform/file-store.js';
+import type { VectorStore } from './providers/vectorstore/types.js';
 import {
   createRedis,
   memoryStore,
@@ -39,6 +41,7 @@ export interface Deps {
   auth: AuthService;
   conversations: ConversationsService;
   messages: MessageService;
+  knowledge: Knowledge;
   rateLimiter: RateLimiter;
   health: HealthService;
   close(): Promise<void>;
@@ -101,10 +104,11 @@ export async function createDeps(
   );
   const conversations = new ConversationsService(database.db, audit);
   const messages = new MessageService(database.db);
+  const knowledge = await createKnowledge(config, database, files, audit, log);
   const rateLimiter = new RateLimiter(kv, log, () => now().getTime());
   const health = new HealthService(
     serviceVersion(),
-    readinessChecks(database, kv, files),
+    readinessChecks(database, kv, files, knowledge.vectors),
     config.readyCheckTimeoutMs,
   );
 
@@ -121,22 +125,23 @@ export async function createDeps(
     auth,
     conversations,
     messages,
+    knowledge,
     rateLimiter,
     health,
     async close() {
+      // Jobs first: a job mid-run still needs the database to record where it stopped.
+      await knowledge.close().catch(() => undefined);
       await Promise.allSettled([kv.close(), database.close()]);
     },
   };
 }
 
-/**
- * The four roles of DECISIONS 8. Until the Qdrant adapter exists, the embedded vector index lives
- * in the database, so that is probed; `nextcloud` probes whichever FileStore is in use.
- */
+/** The four roles of DECISIONS 8, each probing the backend that serves it. */
 function readinessChecks(
   database: Database,
   kv: KeyValueStore,
   files: FileStore,
+  vectors: VectorStore,
 ): ReadinessCheck[] {
   const dbBackend = database.kind === 'postgres' ? 'postgresql' : 'pglite';
   return [
@@ -146,7 +151,11 @@ function readinessChecks(
       backend: kv.kind === 'redis' ? 'redis' : 'in-process',
       probe: () => kv.ping(),
     },
-    { role: 'qdrant', backend: `embedded (${dbBackend})`, probe: () => database.ping() },
+    {
+      role: 'qdrant',
+      backend: vectors.kind === 'qdrant' ? 'qdrant' : `embedded (${dbBackend})`,
+      probe: () => vectors.probe(),
+    },
     { role: 'nextcloud', backend: files.kind, probe: () => files.probe() },
   ];
 }

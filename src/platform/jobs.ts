@@ -1,0 +1,113 @@
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from './logger.js';
+
+export type JobHandler = (jobId: string) => Promise<void>;
+
+/**
+ * Hands job ids to a worker. The database row is the job; the queue only says "look at this one",
+ * so a duplicate or a lost entry is harmless: handlers claim the row, and a periodic sweep
+ * re-enqueues what is due.
+ */
+export interface JobQueue {
+  readonly kind: 'bullmq' | 'in-process';
+  enqueue(jobId: string, delayMs?: number): Promise<void>;
+  /** Starts handing jobs to `handler`, one at a time per instance. */
+  start(handler: JobHandler): void;
+  close(): Promise<void>;
+}
+
+/** The embedded runner: a timer per delayed job and one job at a time. */
+export function inProcessQueue(log: Logger): JobQueue {
+  let handler: JobHandler | null = null;
+  let closed = false;
+  const queued = new Set<string>();
+  const timers = new Map<string, NodeJS.Timeout>();
+  let chain: Promise<void> = Promise.resolve();
+
+  const run = (jobId: string) => {
+    if (closed || queued.has(jobId)) return;
+    queued.add(jobId);
+    chain = chain.then(async () => {
+      queued.delete(jobId);
+      if (closed || handler === null) return;
+      try {
+        await handler(jobId);
+      } catch (err) {
+        log.error({ err, jobId }, 'indexing job handler failed');
+      }
+    });
+  };
+
+  return {
+    kind: 'in-process',
+    enqueue: (jobId, delayMs = 0) => {
+      if (delayMs <= 0) {
+        run(jobId);
+        return Promise.resolve();
+      }
+      clearTimeout(timers.get(jobId));
+      const timer = setTimeout(() => {
+        timers.delete(jobId);
+        run(jobId);
+      }, delayMs);
+      timer.unref();
+      timers.set(jobId, timer);
+      return Promise.resolve();
+    },
+    start: (h) => {
+      handler = h;
+    },
+    close: async () => {
+      closed = true;
+      for (const timer of timers.values()) clearTimeout(timer);
+      timers.clear();
+      await chain;
+    },
+  };
+}
+
+/** BullMQ on Redis: jobs survive a restart of any instance and spread over every worker. */
+export function bullQueue(redisUrl: string, prefix: string, log: Logger): JobQueue {
+  const name = 'kb-indexing';
+  // BullMQ wants connections that wait for Redis rather than fail fast (blocking commands), so
+  // not the service's own fail-fast client.
+  const connect = () => new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+  const queueConnection = connect();
+  const queue = new Queue(name, { connection: queueConnection, prefix: `${prefix}bull` });
+  queue.on('error', (err) => {
+    log.warn({ err }, 'job queue error');
+  });
+  let worker: Worker | null = null;
+  let workerConnection: Redis | null = null;
+  return {
+    kind: 'bullmq',
+    enqueue: async (jobId, delayMs = 0) => {
+      // The BullMQ job id dedupes: a job already waiting is not added twice.
+      await queue.add(
+        'index',
+        { jobId },
+        { jobId, delay: Math.max(0, delayMs), removeOnComplete: true, removeOnFail: true },
+      );
+    },
+    start: (handler) => {
+      workerConnection = connect();
+      worker = new Worker<{ jobId: string }>(
+        name,
+        async (job) => {
+          await handler(job.data.jobId);
+        },
+        { connection: workerConnection, prefix: `${prefix}bull`, concurrency: 1 },
+      );
+      worker.on('error', (err) => {
+        log.warn({ err }, 'job worker error');
+      });
+    },
+    close: async () => {
+      await worker?.close();
+      await queue.close();
+      workerConnection?.disconnect();
+      queueConnection.disconnect();
+    },
+  };
+}
