@@ -4,7 +4,7 @@
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev test lint typecheck format build bench services clean
+.PHONY: run dev test lint typecheck format build bench bench-conversations services clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -43,6 +43,11 @@ test: $(STAMP) services lint
 ## Benchmarks of bench/ (needs PostgreSQL and Redis); results are written to BENCHMARKS.md.
 bench: $(STAMP) services build
 	npx tsx bench/http.ts
+	npx tsx bench/conversations.ts
+
+## Only the conversations benchmark (issue 3; needs PostgreSQL).
+bench-conversations: $(STAMP) services
+	npx tsx bench/conversations.ts
 
 clean:
 	rm -rf dist node_modules/.install-stamp
