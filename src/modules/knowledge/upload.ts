@@ -86,6 +86,8 @@ async function storeFile(part: MultipartFile, files: FileStore) {
       size += chunk.length;
       yield chunk;
     }
+    // Past the limit the parser ends the file stream early and flags it: refuse, don't store.
+    if (part.file.truncated) throw tooLarge();
   }
   await files.put(storageKey, tap());
   const type = sniffer.finish();
