@@ -1,6 +1,15 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kbDocuments, kbIndexingJobs } from '../src/db/schema/index.js';
+import { SYSTEM_CONTEXT } from '../src/modules/audit/service.js';
 import { messagesRepo } from '../src/modules/conversations/messages-repo.js';
 import { conversationsRepo } from '../src/modules/conversations/repo.js';
+import { jobsRepo } from '../src/modules/knowledge/jobs-repo.js';
+import { documentsRepo } from '../src/modules/knowledge/repo.js';
 import { usersRepo } from '../src/modules/users/repo.js';
 import type { AuthLevel, RegisteredRoute } from '../src/platform/http/route-policy.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -33,7 +42,9 @@ type Expected = [
 
 interface Sample {
   url: string;
-  payload?: Record<string, unknown>;
+  /** A JSON body, or raw bytes sent with `contentType`. */
+  payload?: Record<string, unknown> | Buffer;
+  contentType?: string;
 }
 
 /** A conversation made for a case, with one message to fork from. */
@@ -41,6 +52,13 @@ interface Owned {
   ownerId: string;
   conversationId: string;
   messageId: string;
+}
+
+/** A knowledge-base document made for a case: its doc_key, and its latest job, which failed. */
+interface KbDocument {
+  id: string;
+  docKey: string;
+  jobId: string;
 }
 
 interface Entry {
@@ -51,8 +69,15 @@ interface Entry {
    * caller (by the subject for the anonymous caller, whose request is refused before any lookup).
    */
   owned?: true;
+  /** The route acts on a knowledge-base document: one is made for each case. */
+  kb?: true;
   /** A request the route accepts from an authorized caller. */
-  sample(subject: TestUser, caller: TestUser | null, owned: Owned | null): Sample;
+  sample(
+    subject: TestUser,
+    caller: TestUser | null,
+    owned: Owned | null,
+    kb: KbDocument | null,
+  ): Sample;
   expect: Expected;
 }
 
@@ -63,6 +88,32 @@ function ownedOf(owned: Owned | null): Owned {
 }
 const conversationUrl = (owned: Owned | null, rest = '') =>
   `/conversations/${ownedOf(owned).conversationId}${rest}`;
+
+/** The case's document, for the samples of entries with `kb`. */
+function kbOf(kb: KbDocument | null): KbDocument {
+  if (kb === null) throw new Error('the entry needs `kb: true`');
+  return kb;
+}
+
+const BOUNDARY = 'authz-matrix-5e0b1d';
+
+/** A multipart/form-data upload of a small text file with a unique title and content. */
+function uploadSample(): Sample {
+  const tag = randomBytes(4).toString('hex');
+  const part = (name: string, value: string, file = '') =>
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"${file}\r\n` +
+    `${file === '' ? '' : 'Content-Type: text/plain\r\n'}\r\n${value}\r\n`;
+  const body =
+    part('title', `Matrix upload ${tag}`) +
+    part('category', 'cardiology') +
+    part('file', `Beta blockers after myocardial infarction (${tag}).\n`, '; filename="a.txt"') +
+    `--${BOUNDARY}--\r\n`;
+  return {
+    url: '/api/admin/kb/documents',
+    payload: Buffer.from(body),
+    contentType: `multipart/form-data; boundary=${BOUNDARY}`,
+  };
+}
 
 const NEW_PASSWORD = 'a different passphrase 42';
 
@@ -189,6 +240,51 @@ const MATRIX: Record<string, Entry> = {
     sample: (_s, _c, o) => ({ url: conversationUrl(o, '/messages?branch_id=main&limit=50') }),
     expect: [401, 200, 200, 401, 401],
   },
+  'GET /api/admin/kb/documents': {
+    kb: true,
+    sample: () => ({ url: '/api/admin/kb/documents?offset=0&limit=5&status=failed' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'POST /api/admin/kb/documents': {
+    sample: uploadSample,
+    expect: [401, 403, 202, 401, 401],
+  },
+  'GET /api/admin/kb/documents/:document_id': {
+    kb: true,
+    sample: (_s, _c, _o, k) => ({ url: `/api/admin/kb/documents/${kbOf(k).id}` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'DELETE /api/admin/kb/documents/:document_id': {
+    kb: true,
+    sample: (_s, _c, _o, k) => ({ url: `/api/admin/kb/documents/${kbOf(k).id}` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'POST /api/admin/kb/documents/:document_id/reindex': {
+    kb: true,
+    sample: (_s, _c, _o, k) => ({ url: `/api/admin/kb/documents/${kbOf(k).id}/reindex` }),
+    expect: [401, 403, 202, 401, 401],
+  },
+  'GET /api/admin/kb/jobs': {
+    kb: true,
+    sample: (_s, _c, _o, k) => ({
+      url: `/api/admin/kb/jobs?offset=0&limit=5&state=failed&doc_key=${kbOf(k).docKey}`,
+    }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'GET /api/admin/kb/jobs/:job_id': {
+    kb: true,
+    sample: (_s, _c, _o, k) => ({ url: `/api/admin/kb/jobs/${kbOf(k).jobId}` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'POST /api/admin/kb/jobs/:job_id/retry': {
+    kb: true,
+    sample: (_s, _c, _o, k) => ({ url: `/api/admin/kb/jobs/${kbOf(k).jobId}/retry` }),
+    expect: [401, 403, 202, 401, 401],
+  },
+  'GET /api/admin/kb/search': {
+    sample: () => ({ url: '/api/admin/kb/search?q=heart%20failure&limit=5&category=cardiology' }),
+    expect: [401, 403, 200, 401, 401],
+  },
 };
 
 /**
@@ -217,7 +313,8 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
   let t: TestApp;
   let operator: TestUser; // the administrator who deactivates callers and prepares subjects
   beforeAll(async () => {
-    t = await createTestApp();
+    // No indexing worker: the knowledge base's rows change only by the requests under test.
+    t = await createTestApp({ env: { KB_WORKER_ENABLED: 'false' } });
     operator = await createUser(t.app, t.deps, { admin: true });
   });
   afterAll(() => t.close());
@@ -261,11 +358,79 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
   }
 
   /**
-   * The stored rows of the users a case involves, the user count, and the conversation the case
-   * acts on (its row and its branches with their message counts) with the conversation count: a
-   * refusal changes none of them.
+   * A text document uploaded by the operator, as the upload route records one, whose indexing
+   * job then failed: every knowledge-base route can act on it (the retry route needs the failure).
    */
-  async function snapshot(users: (TestUser | null)[], owned: Owned | null) {
+  async function kbDocument(): Promise<KbDocument> {
+    const docKey = `matrix-${randomBytes(5).toString('hex')}`;
+    const bytes = Buffer.from(`Statins lower LDL cholesterol (${docKey}).\n`);
+    const documentId = randomUUID();
+    const storageKey = `kb/${documentId}/original`;
+    await t.deps.files.put(storageKey, Readable.from([bytes]));
+    const { job, created } = await t.deps.knowledge.knowledge.register(
+      operator,
+      {
+        documentId,
+        storageKey,
+        title: `Matrix ${docKey}`,
+        category: 'cardiology',
+        docKey,
+        filename: 'matrix.txt',
+        contentType: 'text/plain',
+        sizeBytes: bytes.length,
+        contentHash: createHash('sha256').update(bytes).digest('hex'),
+      },
+      SYSTEM_CONTEXT,
+    );
+    if (!created || job === null) throw new Error('the fixture upload made no new version');
+    const db = t.deps.database.db;
+    await jobsRepo.update(db, job.id, { state: 'failed', retryCount: 3, finishedAt: new Date() });
+    await documentsRepo.update(db, documentId, { status: 'failed', error: 'fixture failure' });
+    return { id: documentId, docKey, jobId: job.id };
+  }
+
+  /** Every file under the file store's directory, temporary ones included. */
+  async function storedFiles(): Promise<string[]> {
+    const root = path.join(t.deps.config.dataDir, 'files');
+    try {
+      const entries = await readdir(root, { recursive: true, withFileTypes: true });
+      return entries
+        .filter((e) => !e.isDirectory())
+        .map((e) => path.relative(root, path.join(e.parentPath, e.name)))
+        .sort();
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'ENOENT') return [];
+      throw err;
+    }
+  }
+
+  /** The case's document with its jobs, the knowledge base's counts, and the stored files. */
+  async function kbSnapshot(kb: KbDocument | null) {
+    const db = t.deps.database.db;
+    return {
+      documents: await db.$count(kbDocuments),
+      jobs: await db.$count(kbIndexingJobs),
+      files: await storedFiles(),
+      document:
+        kb === null ? null : await db.select().from(kbDocuments).where(eq(kbDocuments.id, kb.id)),
+      documentJobs:
+        kb === null
+          ? null
+          : await db
+              .select()
+              .from(kbIndexingJobs)
+              .where(eq(kbIndexingJobs.documentId, kb.id))
+              .orderBy(kbIndexingJobs.id),
+    };
+  }
+
+  /**
+   * The stored rows of the users a case involves, the user count, the conversation the case acts
+   * on (its row and its branches with their message counts) with the conversation count, and the
+   * knowledge base (the case's document and jobs, the counts, the stored files): a refusal
+   * changes none of them.
+   */
+  async function snapshot(users: (TestUser | null)[], owned: Owned | null, kb: KbDocument | null) {
     const db = t.deps.database.db;
     const rows = await Promise.all(
       users.map(async (u) => (u === null ? null : usersRepo.findById(db, u.id))),
@@ -282,7 +447,13 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
         u === null ? null : (await conversationsRepo.page(db, u.id, {}, 0, 100)).rows,
       ),
     );
-    return { rows, count: await usersRepo.count(db), conversation, conversations };
+    return {
+      rows,
+      count: await usersRepo.count(db),
+      conversation,
+      conversations,
+      kb: await kbSnapshot(kb),
+    };
   }
 
   it('has exactly one entry for every registered route, and none for a route that is gone', () => {
@@ -343,15 +514,19 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
     const subject = await subjectFor(entry);
     const caller = await callerOfKind(kind);
     const owned = entry.owned ? await ownedBy(caller ?? subject) : null;
-    const sample = entry.sample(subject, caller, owned);
-    const path = new RegExp(`^${template.replace(/:[A-Za-z0-9_]+/g, '[^/?]+')}(\\?|$)`);
-    expect(sample.url, 'the sample calls the route of its entry').toMatch(path);
-    const before = await snapshot([subject, caller], owned);
+    const kb = entry.kb ? await kbDocument() : null;
+    const sample = entry.sample(subject, caller, owned, kb);
+    const route = new RegExp(`^${template.replace(/:[A-Za-z0-9_]+/g, '[^/?]+')}(\\?|$)`);
+    expect(sample.url, 'the sample calls the route of its entry').toMatch(route);
+    const before = await snapshot([subject, caller], owned, kb);
 
     const res = await t.app.inject({
       method: method as 'GET',
       url: sample.url,
-      headers: caller === null ? {} : bearer(caller.access),
+      headers: {
+        ...(caller === null ? {} : bearer(caller.access)),
+        ...(sample.contentType === undefined ? {} : { 'content-type': sample.contentType }),
+      },
       ...(sample.payload === undefined ? {} : { payload: sample.payload }),
     });
 
@@ -363,8 +538,8 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
     const code = { 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 409: 'CONFLICT' }[status];
     expect(errorOf(res, status).code).toBe(code);
     // A refused request changed nothing: not the caller, not the user it named, not the user count,
-    // not the conversation it named nor anyone's conversations.
-    expect(await snapshot([subject, caller], owned)).toEqual(before);
+    // not the conversation it named nor anyone's conversations, not the knowledge base.
+    expect(await snapshot([subject, caller], owned, kb)).toEqual(before);
   });
 
   it.each(['/docs', '/docs/', '/redoc', '/redoc/redoc.standalone.js', '/openapi.json'])(

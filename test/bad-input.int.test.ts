@@ -1,11 +1,26 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
 import { inArray } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JSON_BODY_LIMIT } from '../src/app.js';
-import { branches, conversationCounts, conversations, messages } from '../src/db/schema/index.js';
+import {
+  branches,
+  conversationCounts,
+  conversations,
+  kbChunks,
+  kbDocuments,
+  kbIndexingJobs,
+  messages,
+} from '../src/db/schema/index.js';
+import { SYSTEM_CONTEXT } from '../src/modules/audit/service.js';
 import { messagesRepo } from '../src/modules/conversations/messages-repo.js';
 import { conversationsRepo } from '../src/modules/conversations/repo.js';
+import { jobsRepo } from '../src/modules/knowledge/jobs-repo.js';
+import { documentsRepo } from '../src/modules/knowledge/repo.js';
+import { MAX_UPLOAD_BYTES } from '../src/modules/knowledge/upload.js';
 import { usersRepo } from '../src/modules/users/repo.js';
 import type { AuthLevel } from '../src/platform/http/route-policy.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -55,12 +70,41 @@ interface Fixtures {
   otherConversation: StoredConversation;
   /** The subject's conversation: two messages on `main` and a fork like the caller's. */
   subjectConversation: StoredConversation;
+  /** Knowledge-base documents and jobs, made only for the routes that declare `kb`. */
+  kb: KbFixtures | null;
+}
+
+/** A knowledge-base document version and its latest indexing job. */
+interface StoredDocument {
+  id: string;
+  jobId: string;
+}
+
+/** Knowledge-base fixtures, uploaded by the caller (the indexing worker is off: nothing moves). */
+interface KbFixtures {
+  docKey: string;
+  /** The current version of `docKey`; its job failed. */
+  current: StoredDocument;
+  /** The version `current` superseded; its job is `superseded`. */
+  superseded: StoredDocument;
+  /** Another document, its job pending. */
+  pending: StoredDocument;
+}
+
+/** One part of a multipart/form-data body: a field, or a file when it has a file name. */
+interface FormPart {
+  name: string;
+  value: string | Buffer;
+  filename?: string;
+  type?: string;
 }
 
 interface Sample {
   params?: Record<string, string>;
   query?: string;
   body?: Body;
+  /** A multipart/form-data body. */
+  form?: FormPart[];
 }
 
 interface Case {
@@ -73,6 +117,8 @@ interface Case {
   body?: Body | ((f: Fixtures) => Body);
   /** Replaces the body entirely: raw bytes and their content type (none when absent). */
   raw?: { payload: string | Buffer; type?: string };
+  /** Turns the sample's multipart parts into the case's. */
+  form?: (parts: FormPart[], f: Fixtures) => FormPart[];
   params?: Record<string, string> | ((f: Fixtures) => Record<string, string>);
   /** Replaces the sample's query string. */
   query?: string | ((f: Fixtures) => string);
@@ -88,6 +134,10 @@ interface RouteInputs {
   auth: AuthLevel;
   /** Takes a JSON body. */
   body?: true;
+  /** Takes a multipart/form-data body (its own cases instead of the JSON body cases). */
+  multipart?: true;
+  /** Needs the knowledge-base fixtures. */
+  kb?: true;
   /** Path parameters (all UUIDs). */
   params?: string[];
   /** Declares query parameters. */
@@ -255,6 +305,106 @@ const forkOf = (c: StoredConversation) => {
   if (fork === undefined) throw new Error('the fixture has no fork');
   return fork;
 };
+
+/** The knowledge-base fixtures of a route that declares `kb`. */
+function kbOf(f: Fixtures): KbFixtures {
+  if (f.kb === null) throw new Error('the entry needs `kb: true`');
+  return f.kb;
+}
+
+const BOUNDARY = 'bad-input-9f3c2a';
+const MULTIPART_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
+
+/** A multipart/form-data body of `parts`, delimited by `boundary`. */
+function multipart(parts: FormPart[], boundary = BOUNDARY): Buffer {
+  const chunks = parts.flatMap((p) => {
+    const file = p.filename === undefined ? '' : `; filename="${p.filename}"`;
+    const type = p.type === undefined ? '' : `Content-Type: ${p.type}\r\n`;
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${file}\r\n${type}\r\n`;
+    return [Buffer.from(head), Buffer.from(p.value), Buffer.from('\r\n')];
+  });
+  return Buffer.concat([...chunks, Buffer.from(`--${boundary}--\r\n`)]);
+}
+
+const filePart = (
+  value: string | Buffer,
+  filename = 'notes.txt',
+  type = 'text/plain',
+): FormPart => ({
+  name: 'file',
+  value,
+  filename,
+  type,
+});
+
+/** A fresh upload: unique title (so a unique doc_key) and unique content. */
+const uploadForm = (): FormPart[] => {
+  const tag = randomBytes(4).toString('hex');
+  return [
+    { name: 'title', value: `Heart failure guideline ${tag}` },
+    { name: 'category', value: 'cardiology' },
+    filePart(`Loop diuretics relieve congestion in heart failure (${tag}).\n`),
+  ];
+};
+
+type FormEdit = NonNullable<Case['form']>;
+
+/** The parts with the field `name` set to `value` (appended when absent), or dropped (undefined). */
+const withField =
+  (name: string, value: string | undefined): FormEdit =>
+  (parts) => {
+    const others = parts.filter((p) => p.name !== name);
+    return value === undefined ? others : [...others, { name, value }];
+  };
+
+/** The parts with the file's bytes replaced. */
+const withFile =
+  (value: string | Buffer): FormEdit =>
+  (parts) =>
+    parts.map((p) => (p.name === 'file' ? { ...p, value } : p));
+
+/** The file first, then the fields as edited. */
+const fileFirst =
+  (edit: FormEdit = (p) => p): FormEdit =>
+  (parts, f) => {
+    const edited = edit(parts, f);
+    return [...edited.filter((p) => p.name === 'file'), ...edited.filter((p) => p.name !== 'file')];
+  };
+
+const upload = (name: string, status: number, form: FormEdit, fields?: string[]): Case => ({
+  name,
+  status,
+  form,
+  ...(fields === undefined ? {} : { fields }),
+});
+
+/** An upload whose field `name` is refused (422 naming it), before and after the file. */
+const badField = (what: string, name: string, value: string): Case[] => [
+  upload(what, 422, withField(name, value), [`body.${name}`]),
+  upload(`${what}, sent after the file`, 422, fileFirst(withField(name, value)), [`body.${name}`]),
+];
+
+/** Bad values for a one-line upload field of at most `max` characters. */
+const badFormLines = (name: string, max: number): Case[] =>
+  (
+    [
+      [`empty ${name}`, ''],
+      [`blank ${name}`, '   '],
+      [`${name} over ${String(max)} characters`, 'a'.repeat(max + 1)],
+      [`${name} over ${String(max)} code points of emoji`, '🩺'.repeat(max + 1)],
+      [`${name} over the 4096-byte field limit`, 'a'.repeat(5000)],
+      [`${name} with a NUL`, 'a\u0000b'],
+      [`${name} with an escape sequence`, 'a\u001b[31m'],
+      [`${name} with a newline`, 'a\nb'],
+      [`${name} with DEL`, 'a\u007f'],
+      [`${name} with a C1 control character`, 'a\u0085b'],
+    ] as const
+  ).flatMap(([what, value]) => badField(what, name, value));
+
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154',
+  'hex',
+);
 
 const INPUTS: Record<string, RouteInputs> = {
   'GET /health': { auth: 'none', sample: () => ({}) },
@@ -707,6 +857,277 @@ const INPUTS: Record<string, RouteInputs> = {
       }),
     ],
   },
+  'GET /api/admin/kb/documents': {
+    auth: 'admin',
+    query: true,
+    kb: true,
+    sample: () => ({ query: 'offset=0&limit=5&status=failed' }),
+    cases: (
+      [
+        ['limit=0', 'limit'],
+        ['limit=101', 'limit'],
+        ['limit=-1', 'limit'],
+        ['limit=x', 'limit'],
+        ['limit=1.5', 'limit'],
+        ['limit=', 'limit'],
+        ['limit=5&limit=6', 'limit'],
+        ['offset=-1', 'offset'],
+        ['offset=x', 'offset'],
+        ['offset=1000001', 'offset'],
+        ['status=done', 'status'],
+        ['status=', 'status'],
+        ['status=INDEXED', 'status'],
+        ['status=superseded', 'status'],
+        ['status=indexed&status=failed', 'status'],
+        [`status=${encodeURIComponent(SQL)}`, 'status'],
+        ['state=failed', 'state'],
+        ['page=2', 'page'],
+      ] as const
+    ).map(([query, field]) => badQuery(query, field)),
+  },
+  'POST /api/admin/kb/documents': {
+    auth: 'admin',
+    multipart: true,
+    kb: true,
+    sample: () => ({ form: uploadForm() }),
+    cases: [
+      upload('no file', 422, (parts) => parts.filter((p) => p.name !== 'file'), ['body.file']),
+      upload('no title', 422, withField('title', undefined), ['body.title']),
+      upload('no category', 422, withField('category', undefined), ['body.category']),
+      upload(
+        'no title and no category',
+        422,
+        fileFirst((parts) => parts.filter((p) => p.name === 'file')),
+        ['body.title', 'body.category'],
+      ),
+      upload('an empty file', 422, withFile(Buffer.alloc(0)), ['body.file']),
+      upload('an empty file sent first', 422, fileFirst(withFile(Buffer.alloc(0))), ['body.file']),
+      upload('PNG bytes', 415, withFile(PNG)),
+      upload('PNG bytes sent before the fields', 415, fileFirst(withFile(PNG))),
+      upload('PNG bytes named .txt and declared text/plain', 415, (parts) =>
+        parts.map((p) => (p.name === 'file' ? filePart(PNG, 'notes.txt', 'text/plain') : p)),
+      ),
+      upload('PNG bytes named .pdf and declared application/pdf', 415, (parts) =>
+        parts.map((p) => (p.name === 'file' ? filePart(PNG, 'guide.pdf', 'application/pdf') : p)),
+      ),
+      upload('invalid UTF-8', 415, withFile(Buffer.from([0x61, 0x62, 0xff, 0xfe, 0x63]))),
+      upload('UTF-8 ending inside a character', 415, withFile(Buffer.from([0x61, 0xe2, 0x82]))),
+      upload('an encoded surrogate (CESU-8)', 415, withFile(Buffer.from([0x61, 0xed, 0xa0, 0x80]))),
+      upload('a NUL in the text', 415, withFile('text with a \u0000 NUL')),
+      upload(
+        'a NUL after 256 KiB of text',
+        415,
+        fileFirst(withFile(Buffer.concat([Buffer.alloc(256 * 1024, 0x61), Buffer.from([0])]))),
+      ),
+      upload(
+        'a file over 50 MB',
+        413,
+        fileFirst(withFile(Buffer.alloc(MAX_UPLOAD_BYTES + 1, 0x61))),
+      ),
+      ...badFormLines('title', 200),
+      ...badFormLines('category', 100),
+      ...(
+        [
+          ['doc_key in capitals', 'Heart-Failure'],
+          ['doc_key with a space', 'heart failure'],
+          ['doc_key that looks like SQL', SQL],
+          ['doc_key with a slash', 'cardiology/heart'],
+          ['doc_key starting with a hyphen', '-heart'],
+          ['doc_key ending with a dot', 'heart.'],
+          ['empty doc_key', ''],
+          ['doc_key over 128 characters', 'k'.repeat(129)],
+          ['doc_key with a NUL', 'heart\u0000failure'],
+          ['doc_key with a non-ASCII letter', 'cœur'],
+        ] as const
+      ).flatMap(([what, value]) => badField(what, 'doc_key', value)),
+      upload(
+        'a title without letters or digits and no doc_key',
+        422,
+        fileFirst(withField('title', '!!! ***')),
+        ['body.doc_key'],
+      ),
+      upload('an unknown field', 422, withField('description', 'more'), ['body.description']),
+      upload('an unknown field after the file', 422, fileFirst(withField('uploaded_by', 'x')), [
+        'body.uploaded_by',
+      ]),
+      upload('an unknown field named like a column', 422, withField('status', 'indexed'), [
+        'body.status',
+      ]),
+      upload('a __proto__ field', 422, fileFirst(withField('__proto__', 'x')), ['body']),
+      upload(
+        'the file under another name',
+        422,
+        (parts) => parts.map((p) => (p.name === 'file' ? { ...p, name: 'document' } : p)),
+        ['body.document'],
+      ),
+      upload(
+        'the file as a plain field',
+        422,
+        (parts) => parts.map((p) => (p.name === 'file' ? { name: 'file', value: 'just text' } : p)),
+        ['body.file'],
+      ),
+      upload(
+        'a file as the title',
+        422,
+        (parts) => [...parts.filter((p) => p.name !== 'title'), filePart('Title', 'title.txt')],
+        ['body'],
+      ),
+      upload('two files', 422, (parts) => [...parts, filePart('A second file.\n', 'second.txt')], [
+        'body',
+      ]),
+      upload(
+        'two files, the second invalid',
+        422,
+        fileFirst((parts) => [...parts, filePart(PNG, 'second.png', 'image/png')]),
+        ['body'],
+      ),
+      // A repeated field is refused rather than the last one silently winning.
+      upload(
+        'the title twice',
+        422,
+        (parts) => [...parts, { name: 'title', value: 'Another title' }],
+        ['body.title'],
+      ),
+    ],
+  },
+  'GET /api/admin/kb/documents/:document_id': {
+    auth: 'admin',
+    params: ['document_id'],
+    kb: true,
+    sample: (f) => ({ params: { document_id: kbOf(f).current.id } }),
+    cases: [
+      unknown('a job id as document_id', {
+        params: (f) => ({ document_id: kbOf(f).current.jobId }),
+      }),
+      unknown("the caller's id as document_id", {
+        params: (f) => ({ document_id: f.caller.id }),
+      }),
+    ],
+  },
+  'DELETE /api/admin/kb/documents/:document_id': {
+    auth: 'admin',
+    params: ['document_id'],
+    kb: true,
+    sample: (f) => ({ params: { document_id: kbOf(f).current.id } }),
+    cases: [
+      unknown('a job id as document_id', {
+        params: (f) => ({ document_id: kbOf(f).current.jobId }),
+      }),
+    ],
+  },
+  'POST /api/admin/kb/documents/:document_id/reindex': {
+    auth: 'admin',
+    params: ['document_id'],
+    kb: true,
+    sample: (f) => ({ params: { document_id: kbOf(f).current.id } }),
+    cases: [
+      {
+        name: 'a superseded version',
+        status: 409,
+        message: /superseded/,
+        params: (f) => ({ document_id: kbOf(f).superseded.id }),
+      },
+      unknown('a job id as document_id', {
+        params: (f) => ({ document_id: kbOf(f).current.jobId }),
+      }),
+    ],
+  },
+  'GET /api/admin/kb/jobs': {
+    auth: 'admin',
+    query: true,
+    kb: true,
+    sample: (f) => ({ query: `offset=0&limit=5&state=failed&doc_key=${kbOf(f).docKey}` }),
+    cases: (
+      [
+        ['limit=0', 'limit'],
+        ['limit=101', 'limit'],
+        ['limit=x', 'limit'],
+        ['offset=-1', 'offset'],
+        ['offset=x', 'offset'],
+        ['state=bogus', 'state'],
+        ['state=', 'state'],
+        ['state=FAILED', 'state'],
+        ['state=indexed', 'state'],
+        ['state=failed&state=pending', 'state'],
+        ['doc_key=Heart-Failure', 'doc_key'],
+        ['doc_key=heart%20failure', 'doc_key'],
+        [`doc_key=${encodeURIComponent(SQL)}`, 'doc_key'],
+        ['doc_key=', 'doc_key'],
+        ['doc_key=-heart', 'doc_key'],
+        [`doc_key=${'k'.repeat(129)}`, 'doc_key'],
+        ['doc_key=heart%00failure', 'doc_key'],
+        ['doc_key=a&doc_key=b', 'doc_key'],
+        ['status=failed', 'status'],
+        ['document_id=x', 'document_id'],
+      ] as const
+    ).map(([query, field]) => badQuery(query, field)),
+  },
+  'GET /api/admin/kb/jobs/:job_id': {
+    auth: 'admin',
+    params: ['job_id'],
+    kb: true,
+    sample: (f) => ({ params: { job_id: kbOf(f).current.jobId } }),
+    cases: [
+      unknown('a document id as job_id', { params: (f) => ({ job_id: kbOf(f).current.id }) }),
+    ],
+  },
+  'POST /api/admin/kb/jobs/:job_id/retry': {
+    auth: 'admin',
+    params: ['job_id'],
+    kb: true,
+    sample: (f) => ({ params: { job_id: kbOf(f).current.jobId } }),
+    cases: [
+      {
+        name: 'a pending job',
+        status: 409,
+        message: /pending/,
+        params: (f) => ({ job_id: kbOf(f).pending.jobId }),
+      },
+      {
+        name: 'a superseded job',
+        status: 409,
+        message: /superseded/,
+        params: (f) => ({ job_id: kbOf(f).superseded.jobId }),
+      },
+      unknown('a document id as job_id', { params: (f) => ({ job_id: kbOf(f).current.id }) }),
+    ],
+  },
+  'GET /api/admin/kb/search': {
+    auth: 'admin',
+    query: true,
+    sample: () => ({ query: 'q=loop%20diuretics%20in%20HF&limit=5&category=cardiology' }),
+    cases: [
+      ...(
+        [
+          ['limit=5', 'q'],
+          ['q=', 'q'],
+          ['q=%20%20%20', 'q'],
+          ['q=%09%0A%0D', 'q'],
+          [`q=${'a'.repeat(1001)}`, 'q'],
+          ['q=a&q=b', 'q'],
+          ['q=heart&limit=0', 'limit'],
+          ['q=heart&limit=51', 'limit'],
+          ['q=heart&limit=-1', 'limit'],
+          ['q=heart&limit=x', 'limit'],
+          ['q=heart&limit=1.5', 'limit'],
+          ['q=heart&category=', 'category'],
+          ['q=heart&category=%20%20', 'category'],
+          [`q=heart&category=${'c'.repeat(101)}`, 'category'],
+          ['q=heart&category=a%0Ab', 'category'],
+          ['q=heart&offset=0', 'offset'],
+          ['q=heart&doc_key=x', 'doc_key'],
+        ] as const
+      ).map(([query, field]) => badQuery(query, field)),
+      // Control characters are refused like in every other text field (PostgreSQL cannot even
+      // take a NUL as a parameter).
+      badQuery('q=heart%00failure', 'q'),
+      badQuery('q=%00', 'q'),
+      badQuery('q=heart&category=a%00b', 'category'),
+      badQuery('q=heart&category=a%1Bb', 'category'),
+      badQuery('q=heart&category=%1B', 'category'),
+      badQuery('q=heart&category=%C2%85', 'category'),
+    ],
+  },
 };
 
 const ERROR_CODE: Record<number, string> = {
@@ -805,6 +1226,47 @@ const bodyCases = (): Case[] => [
   },
 ];
 
+/** Cases for a multipart upload route, in place of the JSON body cases. */
+const multipartCases = (): Case[] => {
+  const valid = multipart(uploadForm());
+  return [
+    // Anything but multipart is 415, a JSON object included.
+    raw('a JSON body', 415, '{"title":"A","category":"b"}', JSON_TYPE),
+    raw('text/plain', 415, 'hello', 'text/plain'),
+    raw('a form', 415, 'title=A&category=b', 'application/x-www-form-urlencoded'),
+    raw('no content type', 415, valid),
+    raw('multipart/mixed', 415, valid, `multipart/mixed; boundary=${BOUNDARY}`),
+    // The parser's own errors (no boundary, unexpected end of data) are a 422 on the body.
+    raw('multipart without a boundary', 422, valid, 'multipart/form-data'),
+    raw('a boundary other than the body’s', 422, valid, 'multipart/form-data; boundary=other-one'),
+    raw(
+      'a body cut off inside the file',
+      422,
+      valid.subarray(0, valid.length - 30),
+      MULTIPART_TYPE,
+    ),
+    raw(
+      'a body cut off before the closing boundary',
+      422,
+      valid.subarray(0, valid.length - 12),
+      MULTIPART_TYPE,
+    ),
+    raw('random bytes as multipart', 422, randomBytes(2048), MULTIPART_TYPE),
+    {
+      name: 'an empty multipart body',
+      status: 422,
+      fields: ['body.file', 'body.title', 'body.category'],
+      raw: { payload: '', type: MULTIPART_TYPE },
+    },
+    {
+      name: 'a multipart body without parts',
+      status: 422,
+      fields: ['body.file', 'body.title', 'body.category'],
+      raw: { payload: `--${BOUNDARY}--\r\n`, type: MULTIPART_TYPE },
+    },
+  ];
+};
+
 /** Cases shared by every route with a method that could carry a body but takes none. */
 const noBodyCases = (): Case[] => [
   raw('an unexpected body', 422, '{"a":1}', JSON_TYPE),
@@ -847,7 +1309,13 @@ function casesFor(key: string, inputs: RouteInputs): Case[] {
   return [
     ...(inputs.cases ?? []),
     ...(inputs.auth === 'none' ? [] : tokenCases(inputs.auth)),
-    ...(inputs.body ? bodyCases() : BODY_METHODS.has(method) ? noBodyCases() : []),
+    ...(inputs.body
+      ? bodyCases()
+      : inputs.multipart
+        ? multipartCases()
+        : BODY_METHODS.has(method)
+          ? noBodyCases()
+          : []),
     ...(inputs.params ?? []).flatMap(paramCases),
     {
       name: 'an unknown query parameter',
@@ -887,7 +1355,11 @@ describe('bad input (PostgreSQL + Redis)', () => {
   let t: TestApp;
   let clockOffset = 0;
   beforeAll(async () => {
-    t = await createTestApp({ now: () => new Date(Date.now() + clockOffset) });
+    // No indexing worker: the knowledge base's rows change only by the requests under test.
+    t = await createTestApp({
+      now: () => new Date(Date.now() + clockOffset),
+      env: { KB_WORKER_ENABLED: 'false' },
+    });
     const [loggedOutUser, loggedOutAdmin, changedUser, changedAdmin, deleted] = await Promise.all([
       createUser(t.app, t.deps),
       createUser(t.app, t.deps, { admin: true }),
@@ -942,7 +1414,53 @@ describe('bad input (PostgreSQL + Redis)', () => {
     return { ownerId: owner.id, id, messages: ids, forks };
   }
 
-  async function fixtures(auth: AuthLevel): Promise<Fixtures> {
+  /** Stores `text` and records it as an upload of `docKey` by `by`, as the upload route does. */
+  async function kbUpload(
+    by: TestUser,
+    docKey: string,
+    text: string,
+    documentId: string = randomUUID(),
+  ): Promise<StoredDocument> {
+    const bytes = Buffer.from(text);
+    const storageKey = `kb/${documentId}/original`;
+    await t.deps.files.put(storageKey, Readable.from([bytes]));
+    const { job, created } = await t.deps.knowledge.knowledge.register(
+      by,
+      {
+        documentId,
+        storageKey,
+        title: `Fixture ${docKey}`,
+        category: 'cardiology',
+        docKey,
+        filename: 'fixture.txt',
+        contentType: 'text/plain',
+        sizeBytes: bytes.length,
+        contentHash: createHash('sha256').update(bytes).digest('hex'),
+      },
+      SYSTEM_CONTEXT,
+    );
+    if (!created || job === null) throw new Error('the fixture upload made no new version');
+    return { id: documentId, jobId: job.id };
+  }
+
+  /** Two versions of a doc_key (the current one failed indexing) and another pending document. */
+  async function kbFixtures(by: TestUser): Promise<KbFixtures> {
+    const db = t.deps.database.db;
+    const docKey = `bad-input-${randomBytes(5).toString('hex')}`;
+    const superseded = await kbUpload(by, docKey, `The first version of ${docKey}.`);
+    const current = await kbUpload(by, docKey, `The second version of ${docKey}.`);
+    const pending = await kbUpload(by, `${docKey}-other`, `Another document, ${docKey}.`);
+    await jobsRepo.update(db, current.jobId, {
+      state: 'failed',
+      retryCount: 3,
+      finishedAt: new Date(),
+      errorDetails: { message: 'fixture failure' },
+    });
+    await documentsRepo.update(db, current.id, { status: 'failed', error: 'fixture failure' });
+    return { docKey, current, superseded, pending };
+  }
+
+  async function fixtures(auth: AuthLevel, kb = false): Promise<Fixtures> {
     const [caller, subject] = await Promise.all([
       createUser(t.app, t.deps, { admin: auth === 'admin' }),
       createUser(t.app, t.deps),
@@ -952,7 +1470,57 @@ describe('bad input (PostgreSQL + Redis)', () => {
       conversationOf(caller, 1, false),
       conversationOf(subject, 2, true),
     ]);
-    return { caller, subject, conversation, otherConversation, subjectConversation };
+    return {
+      caller,
+      subject,
+      conversation,
+      otherConversation,
+      subjectConversation,
+      kb: kb ? await kbFixtures(caller) : null,
+    };
+  }
+
+  /** Every file under the file store's directory, temporary ones included. */
+  async function storedFiles(): Promise<string[]> {
+    const root = path.join(t.deps.config.dataDir, 'files');
+    try {
+      const entries = await readdir(root, { recursive: true, withFileTypes: true });
+      return entries
+        .filter((e) => !e.isDirectory())
+        .map((e) => path.relative(root, path.join(e.parentPath, e.name)))
+        .sort();
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'ENOENT') return [];
+      throw err;
+    }
+  }
+
+  /** The fixtures' documents and jobs as stored, and the knowledge base's counts and files. */
+  async function kbStored(kb: KbFixtures | null) {
+    const db = t.deps.database.db;
+    const ids = kb === null ? [] : [kb.current.id, kb.superseded.id, kb.pending.id];
+    return {
+      documents: await db.$count(kbDocuments),
+      jobs: await db.$count(kbIndexingJobs),
+      chunks: await db.$count(kbChunks),
+      files: await storedFiles(),
+      fixtureDocuments:
+        ids.length === 0
+          ? []
+          : await db
+              .select()
+              .from(kbDocuments)
+              .where(inArray(kbDocuments.id, ids))
+              .orderBy(kbDocuments.id),
+      fixtureJobs:
+        ids.length === 0
+          ? []
+          : await db
+              .select()
+              .from(kbIndexingJobs)
+              .where(inArray(kbIndexingJobs.documentId, ids))
+              .orderBy(kbIndexingJobs.id),
+    };
   }
 
   /** A conversation as stored: its row, and its branches with their message counts. */
@@ -966,7 +1534,8 @@ describe('bad input (PostgreSQL + Redis)', () => {
 
   /**
    * What a rejected request must leave alone: the caller, the subject, the number of users, the
-   * fixtures' conversations, and the number of conversations, branches and messages.
+   * fixtures' conversations, the number of conversations, branches and messages, and the
+   * knowledge base (its fixtures, counts and stored files).
    */
   async function snapshot(f: Fixtures) {
     const db = t.deps.database.db;
@@ -989,6 +1558,7 @@ describe('bad input (PostgreSQL + Redis)', () => {
         ),
       branches: await db.$count(branches),
       messages: await db.$count(messages),
+      kb: await kbStored(f.kb),
     };
   }
 
@@ -1018,6 +1588,10 @@ describe('bad input (PostgreSQL + Redis)', () => {
     if (c?.raw !== undefined) {
       if (c.raw.type !== undefined) headers['content-type'] = c.raw.type;
       options.payload = c.raw.payload;
+    } else if (sample.form !== undefined) {
+      const parts = c?.form === undefined ? sample.form : c.form(sample.form, f);
+      headers['content-type'] = MULTIPART_TYPE;
+      options.payload = multipart(parts);
     } else if (sample.body !== undefined || c?.body !== undefined) {
       const extra = typeof c?.body === 'function' ? c.body(f) : c?.body;
       options.payload = { ...sample.body, ...extra };
@@ -1055,9 +1629,10 @@ describe('bad input (PostgreSQL + Redis)', () => {
         params: (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name),
         query: (op.parameters ?? []).some((p) => p.in === 'query'),
       };
+      // The upload route's multipart form is documented as its request body.
       const declared = {
         auth: inputs.auth,
-        body: inputs.body === true,
+        body: inputs.body === true || inputs.multipart === true,
         params: inputs.params ?? [],
         query: inputs.query === true,
       };
@@ -1072,7 +1647,7 @@ describe('bad input (PostgreSQL + Redis)', () => {
     describe(key, () => {
       let f: Fixtures;
       beforeAll(async () => {
-        f = await fixtures(inputs.auth);
+        f = await fixtures(inputs.auth, inputs.kb);
       });
 
       it.each(casesFor(key, inputs))('refuses $name: $status', async (c) => {
@@ -1092,7 +1667,7 @@ describe('bad input (PostgreSQL + Redis)', () => {
       // Run last: it may change or delete its fixtures. It shows the cases above fail for their
       // bad input alone.
       it('accepts its sample request', async () => {
-        const fresh = await fixtures(inputs.auth);
+        const fresh = await fixtures(inputs.auth, inputs.kb);
         const res = await t.app.inject(request(key, inputs, fresh));
         expect(res.statusCode, res.body).toBeGreaterThanOrEqual(200);
         expect(res.statusCode, res.body).toBeLessThan(300);
@@ -1122,7 +1697,7 @@ describe('bad input (PostgreSQL + Redis)', () => {
     it.each(byId)(
       '$key: an ordinary user gets $status and the other user is untouched',
       async ({ key, inputs, status }) => {
-        const f = await fixtures('user'); // caller and subject are both ordinary users
+        const f = await fixtures('user', inputs.kb); // caller and subject are both ordinary users
         const before = await snapshot(f);
         const { ofAnother } = inputs;
         if (ofAnother === undefined) {
@@ -1303,6 +1878,112 @@ describe('bad input (PostgreSQL + Redis)', () => {
         expect(page.limit).toBe(Number(/limit=(\d+)/.exec(query)?.[1] ?? 20));
       },
     );
+  });
+
+  describe('knowledge-base limits at their boundaries', () => {
+    let admin: TestUser;
+    beforeAll(async () => {
+      admin = await createUser(t.app, t.deps, { admin: true });
+    });
+
+    const send = (parts: FormPart[]) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/admin/kb/documents',
+        headers: { ...bearer(admin.access), 'content-type': MULTIPART_TYPE },
+        payload: multipart(parts),
+      });
+    const tag = () => randomBytes(4).toString('hex');
+
+    interface DocumentDto {
+      id: string;
+      title: string;
+      category: string;
+      doc_key: string;
+      content_type: string;
+      size_bytes: number;
+      status: string;
+      version: number;
+      superseded_by: string | null;
+      job: { state: string } | null;
+    }
+
+    it('accepts a title of 200 characters, a category of 100, a doc_key of 128 and a one-byte file', async () => {
+      const docKey = `${tag()}${'k'.repeat(120)}`;
+      const res = await send([
+        { name: 'title', value: 't'.repeat(200) },
+        { name: 'category', value: 'c'.repeat(100) },
+        { name: 'doc_key', value: docKey },
+        filePart('x'),
+      ]);
+      expect(res.statusCode, res.body).toBe(202);
+      const doc = dataOf<DocumentDto>(res);
+      expect(doc).toMatchObject({
+        title: 't'.repeat(200),
+        category: 'c'.repeat(100),
+        doc_key: docKey,
+        content_type: 'text/plain',
+        size_bytes: 1,
+        status: 'uploaded',
+        version: 1,
+        job: { state: 'pending' },
+      });
+      expect(await storedFiles()).toContain(path.join('kb', doc.id, 'original'));
+    });
+
+    it('types a file by its content: PDF bytes named .txt and declared text/plain are a PDF', async () => {
+      const res = await send([
+        { name: 'title', value: `Disguised ${tag()}` },
+        { name: 'category', value: 'cardiology' },
+        filePart(Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1'), 'notes.txt', 'text/plain'),
+      ]);
+      expect(res.statusCode, res.body).toBe(202);
+      expect(dataOf<DocumentDto>(res).content_type).toBe('application/pdf');
+    });
+
+    it('answers the same content again with 200 and the existing document, storing nothing', async () => {
+      const parts = uploadForm();
+      const first = dataOf<DocumentDto>(await send(parts));
+      const db = t.deps.database.db;
+      const before = [await db.$count(kbDocuments), await db.$count(kbIndexingJobs)];
+      const files = await storedFiles();
+      const again = await send(parts);
+      expect(again.statusCode, again.body).toBe(200);
+      expect(dataOf<DocumentDto>(again)).toMatchObject({ id: first.id, version: 1 });
+      expect([await db.$count(kbDocuments), await db.$count(kbIndexingJobs)]).toEqual(before);
+      expect(await storedFiles()).toEqual(files);
+    });
+
+    it('uploads new content under a doc_key as version 2 and supersedes version 1', async () => {
+      const docKey = `versions-${tag()}`;
+      const upload = (text: string) =>
+        send([
+          { name: 'title', value: 'Versioned guideline' },
+          { name: 'category', value: 'cardiology' },
+          { name: 'doc_key', value: docKey },
+          filePart(text),
+        ]);
+      const first = dataOf<DocumentDto>(await upload('The first version.'));
+      const res = await upload('The second version.');
+      expect(res.statusCode, res.body).toBe(202);
+      const second = dataOf<DocumentDto>(res);
+      expect(second).toMatchObject({ doc_key: docKey, version: 2, superseded_by: null });
+      const old = dataOf<DocumentDto>(
+        await call('GET', `/api/admin/kb/documents/${first.id}`, admin.access),
+      );
+      expect(old).toMatchObject({ version: 1, superseded_by: second.id });
+    });
+
+    // Search works before this process has indexed anything (the indexing worker is off here).
+    it.each([
+      ['q of one character and limit 1', 'q=a&limit=1'],
+      ['q of 1000 characters and limit 50', `q=${'a'.repeat(1000)}&limit=50`],
+      ['q of 1000 code points of emoji', `q=${encodeURIComponent('🩺'.repeat(1000))}`],
+    ])('searches with %s', async (_name, query) => {
+      const res = await call('GET', `/api/admin/kb/search?${query}`, admin.access);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(dataOf<{ items: unknown[] }>(res).items).toEqual([]);
+    });
   });
 
   describe('conversation limits at their boundaries', () => {

@@ -1,26 +1,16 @@
 import { Type, type Static } from 'typebox';
 import type { ConversationRow, MessageRole } from '../../db/schema/index.js';
+import { VisibleText } from '../../platform/http/text.js';
 import { Uuid } from '../users/schema.js';
 
 const Timestamp = Type.String({ format: 'date-time' });
 
-/** Text with at least one visible character and no control characters or lone surrogates. */
-const visibleLine = (maxLength: number) =>
-  Type.String({
-    minLength: 1,
-    maxLength,
-    pattern:
-      '^[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*' +
-      '[^\\s\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]' +
-      '[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$',
-  });
-
 /** The longest message a user may send, in UTF-16 code units. */
 export const MAX_MESSAGE_CHARS = 32_000;
 
-export const Title = visibleLine(200);
+export const Title = VisibleText(200);
 /** A folder is the client's own label for grouping conversations; the service does not manage folders. */
-export const FolderId = visibleLine(128);
+export const FolderId = VisibleText(128);
 /** Message text: like a line, but tabs and line breaks are allowed. */
 export const MessageText = Type.String({
   minLength: 1,

@@ -14,6 +14,7 @@ import {
   JobQuery,
   SearchQuery,
   SearchResults,
+  UploadForm,
   toDocumentDto,
   toJobDto,
   toSearchHit,
@@ -65,12 +66,16 @@ function uploadRoute(app: App, deps: KnowledgeRouteDeps): void {
     '/api/admin/kb/documents',
     {
       ...admin,
+      // The form is documented, not validated by the schema: it is read as a stream, field by
+      // field, and checked while it arrives (receiveUpload). A JSON body gets 415 there.
+      validatorCompiler: () => () => true,
       schema: {
         tags,
         summary: 'Upload a PDF or UTF-8 text document for indexing',
         description:
           'multipart/form-data: `file` (PDF or TXT by content, at most 50 MB), `title`, `category`, optional `doc_key` (default: slug of the title). 202 with the new version and its pending job; 200 with the existing document when the current version has the same content.',
         consumes: ['multipart/form-data'],
+        body: UploadForm,
         response: {
           200: Envelope(Document),
           202: Envelope(Document),

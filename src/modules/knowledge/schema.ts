@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import type { KbDocumentRow, KbJobRow } from '../../db/schema/index.js';
+import { VisibleText } from '../../platform/http/text.js';
 import { Uuid } from '../users/schema.js';
 import type { SearchResult } from './search.js';
 
@@ -23,12 +24,7 @@ export const JobState = Type.Union([
 
 /** A stable key naming a document across versions: lower-case letters, digits, `.`, `_`, `-`. */
 export const DOC_KEY_PATTERN = '^[a-z0-9](?:[a-z0-9._-]{0,126}[a-z0-9])?$';
-export const Category = Type.String({
-  minLength: 1,
-  maxLength: 100,
-  pattern:
-    '^[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*\\S[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$',
-});
+export const Category = VisibleText(100);
 
 export const Job = Type.Object({
   id: Uuid,
@@ -113,12 +109,20 @@ export const JobQuery = Type.Object(
 );
 export const SearchQuery = Type.Object(
   {
-    q: Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S' }),
+    q: VisibleText(1000),
     limit: Type.Integer({ minimum: 1, maximum: 50, default: 5 }),
     category: Type.Optional(Category),
   },
   { additionalProperties: false },
 );
+/** The upload's form, for the API documentation: the route reads and checks the stream itself. */
+export const UploadForm = Type.Object({
+  file: Type.String({ format: 'binary', description: 'PDF or UTF-8 text, at most 50 MB' }),
+  title: Type.String({ minLength: 1, maxLength: 200 }),
+  category: Type.String({ minLength: 1, maxLength: 100 }),
+  doc_key: Type.Optional(Type.String({ pattern: DOC_KEY_PATTERN, maxLength: 128 })),
+});
+
 export const DocumentIdParams = Type.Object({ document_id: Uuid }, { additionalProperties: false });
 export const JobIdParams = Type.Object({ job_id: Uuid }, { additionalProperties: false });
 

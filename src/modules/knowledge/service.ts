@@ -82,6 +82,8 @@ export class KnowledgeService {
       }
       const version = (await documentsRepo.lastVersion(tx, upload.docKey)) + 1;
       const { documentId, ...fields } = upload;
+      // First, so the doc_key never has two current versions, not even inside the transaction.
+      if (current !== undefined) await documentsRepo.supersede(tx, current.id, documentId);
       const document = await documentsRepo.insert(tx, {
         ...fields,
         id: documentId,
@@ -95,7 +97,6 @@ export class KnowledgeService {
         maxRetries: this.maxRetries,
       });
       if (current !== undefined) {
-        await documentsRepo.supersede(tx, current.id, documentId);
         await jobsRepo.supersede(tx, await documentsRepo.unfinishedJobIds(tx, current.id), job.id);
       }
       const details = { doc_key: upload.docKey, version, size_bytes: upload.sizeBytes };

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { AppError, validationError, type FieldError } from '../../errors.js';
-import type { FileStore } from '../../platform/file-store.js';
+import { FileStoreError, type FileStore } from '../../platform/file-store.js';
 import { ContentSniffer } from './content-type.js';
 import { DOC_KEY_PATTERN } from './schema.js';
 import type { StoredUpload } from './service.js';
@@ -58,7 +58,9 @@ export async function receiveUpload(
     });
     for await (const part of parts) {
       if (part.type === 'field') {
-        fields[fieldName(part.fieldname)] = fieldValue(part.fieldname, part.value);
+        const name = fieldName(part.fieldname);
+        if (fields[name] !== undefined) throw validationError(`body.${name}`, 'is given twice');
+        fields[name] = fieldValue(name, part.value);
       } else {
         if (part.fieldname !== 'file')
           throw validationError(`body.${part.fieldname}`, 'is not an allowed field');
@@ -166,16 +168,16 @@ const unsupported = () =>
     connection: 'close',
   });
 
-/** Multipart limits surface as the plugin's errors; they become the envelope's codes. */
+/**
+ * Multipart limits surface as the plugin's errors and a malformed body as the parser's plain
+ * errors; they become the envelope's codes. The file store's own failures stay server errors.
+ */
 function translate(err: unknown): unknown {
-  if (err instanceof AppError) return err;
+  if (err instanceof AppError || err instanceof FileStoreError) return err;
   const code = (err as { code?: unknown }).code;
   if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge();
   if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') {
     return validationError('body', 'takes one file and the fields title, category and doc_key');
   }
-  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || code === 'FST_NO_FORM_DATA') {
-    return validationError('body', 'is not valid multipart/form-data');
-  }
-  return err;
+  return validationError('body', 'is not valid multipart/form-data');
 }

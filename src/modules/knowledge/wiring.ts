@@ -55,6 +55,10 @@ export async function createKnowledge(
     batchSize: BATCH_SIZE,
   });
   const worker = new IndexingWorker(db, queue, indexer, log, jobs.sweepMs);
+  // Search needs the store ready for this model even before this process indexes anything.
+  await vectors.ensureReady(embeddings.dimensions, embeddings.model).catch((err: unknown) => {
+    log.warn({ err }, 'vector store not ready at start-up; /ready reports it');
+  });
   // One process owns an embedded database: a job it shows as running died with the last process.
   if (database.kind === 'pglite') await jobsRepo.expireLeases(db);
   if (jobs.workerEnabled) worker.start();

@@ -1,19 +1,11 @@
 import { Type, type Static } from 'typebox';
 import type { UserRow } from '../../db/schema/index.js';
+import { VisibleText } from '../../platform/http/text.js';
 
 /** Validated with a custom `email` format that tolerates surrounding spaces; services trim. */
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
 export const Password = Type.String({ minLength: 8, maxLength: 128 });
-export const FullName = Type.String({
-  minLength: 1,
-  maxLength: 200,
-  // At least one visible character; no control characters (C0, DEL, C1) and no lone surrogates,
-  // which would be stored as U+FFFD rather than as sent.
-  pattern:
-    '^[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*' +
-    '[^\\s\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]' +
-    '[^\\u0000-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$',
-});
+export const FullName = VisibleText(200);
 export const AdminRole = Type.Union([Type.Literal('user'), Type.Literal('admin')]);
 export const Uuid = Type.String({ format: 'uuid' });
 const Timestamp = Type.String({ format: 'date-time' });
