@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.js';
 import type { EmbeddingsProvider } from '../../providers/embeddings/types.js';
 import type { VectorStore } from '../../providers/vectorstore/types.js';
+import { expansions, tokenize } from '../../providers/embeddings/text.js';
 import { expandAbbreviations } from './abbreviations.js';
 
 export interface SearchOptions {
@@ -25,36 +26,58 @@ export interface SearchResult {
   denseRank: number | null;
 }
 
-/** How many candidates each ranking contributes to the fusion. */
-const CANDIDATES = 50;
-/** The reciprocal-rank-fusion constant: dampens the weight of the very first ranks. */
-const RRF_K = 60;
+/** How the two rankings are fused. */
+export interface SearchTuning {
+  /** How many candidates each ranking contributes to the fusion. */
+  candidates: number;
+  /** The reciprocal-rank-fusion constant: dampens the weight of the very first ranks. */
+  rrfK: number;
+  /** Each ranking's weight in the fusion: lexical, dense. */
+  weights: readonly [number, number];
+}
 
 /**
- * Hybrid retrieval: PostgreSQL full-text ranking and dense vectors, fused by reciprocal rank.
- * Queries are expanded with clinical abbreviations first. Only active, current chunks are ever
- * returned: the final read goes through the database whatever the vector store answered.
+ * For the offline hashed embedder, chosen on the dev questions of eval/ (see eval/README.md): its
+ * vectors are a bag of words without term weights, weaker than the full-text ranking, so they
+ * mostly reorder the full-text candidates and rarely bring in one of their own.
+ */
+export const HASHED_TUNING: Readonly<SearchTuning> = { candidates: 50, rrfK: 20, weights: [4, 1] };
+/** Any other embedding model: plain reciprocal rank fusion (not evaluated here). */
+export const DEFAULT_TUNING: Readonly<SearchTuning> = { candidates: 50, rrfK: 60, weights: [1, 1] };
+
+/**
+ * Hybrid retrieval: PostgreSQL full-text ranking and dense vectors, fused by weighted reciprocal
+ * rank. Queries are expanded with clinical abbreviations first (and lay terms, for full text; see
+ * `prepare`). Only active, current chunks are ever returned: the final read goes through the
+ * database whatever the vector store answered.
  */
 export class SearchService {
+  private readonly tuning: SearchTuning;
+
   constructor(
     private readonly db: Db,
     private readonly embeddings: EmbeddingsProvider,
     private readonly vectors: VectorStore,
-  ) {}
+    tuning: Partial<SearchTuning> = {},
+  ) {
+    const base = embeddings.model.startsWith('hashed-') ? HASHED_TUNING : DEFAULT_TUNING;
+    this.tuning = { ...base, ...tuning };
+  }
 
   async search(query: string, options: SearchOptions): Promise<SearchResult[]> {
-    const expanded = expandAbbreviations(query);
+    const prepared = prepare(query);
     const [lexical, dense] = await Promise.all([
-      this.lexical(expanded, options.category),
-      this.dense(expanded, options.category),
+      this.lexicalRanking(prepared.lexical, options.category),
+      this.denseRanking(prepared.dense, options.category),
     ]);
-    const fused = fuse([lexical, dense]);
+    const { rrfK, weights } = this.tuning;
+    const fused = fuse([lexical, dense], rrfK, weights);
     const top = fused.slice(0, options.limit);
     const rows = await this.passages(
       top.map((f) => f.id),
-      expanded,
+      prepared.lexical,
     );
-    const max = 2 / (RRF_K + 1);
+    const max = (weights[0] + weights[1]) / (rrfK + 1);
     return top.flatMap((f) => {
       const row = rows.get(f.id);
       if (row === undefined) return [];
@@ -69,26 +92,60 @@ export class SearchService {
     });
   }
 
-  /** Chunk ids by full-text rank: any query term may match (OR), ranked by cover density. */
-  async lexical(query: string, category: string | undefined): Promise<string[]> {
+  /** Chunk ids by full-text rank alone, best first (the query is prepared as `search` does). */
+  lexical(query: string, category: string | undefined): Promise<string[]> {
+    return this.lexicalRanking(prepare(query).lexical, category);
+  }
+
+  /** Chunk ids by vector similarity alone, best first (the query is prepared as `search` does). */
+  dense(query: string, category: string | undefined): Promise<string[]> {
+    return this.denseRanking(prepare(query).dense, category);
+  }
+
+  /**
+   * Chunks matching any query term (OR), scored as sum over the terms they hold of
+   * idf x ts_rank(term). PostgreSQL's own rankings weigh every term alike, so a question's common
+   * words ("patient", "dose") count as much as the one rare word that names the answer. The
+   * document frequencies are counted among the matching chunks themselves: no statistics table
+   * and no second scan, and a term in most candidates weighs little. Each term is its lexeme
+   * quoted as tsquery input wants it (quotes doubled, backslashes escaped).
+   */
+  private async lexicalRanking(text: string, category: string | undefined): Promise<string[]> {
     const rows = await queryRows<{ id: string }>(
       this.db,
-      sql`with q as (
-          select nullif(replace(plainto_tsquery('english', ${query})::text, '&', '|'), '')::tsquery as q
-        )
-        select c.id from kb_chunks c, q
-         where c.active and not c.superseded and c.tsv @@ q.q
-           ${category === undefined ? sql`` : sql`and c.category = ${category}`}
-         order by ts_rank_cd(c.tsv, q.q, 32) desc, c.id
-         limit ${CANDIDATES}`,
+      sql`with terms as (
+          select distinct (
+              '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''''
+            )::tsquery as t
+            from unnest(tsvector_to_array(to_tsvector('english', ${text}))) as lexeme
+        ),
+        hits as materialized (
+          select c.id, c.doc_key, c.chunk_index, c.tsv from kb_chunks c
+           where c.active and not c.superseded
+             and c.tsv @@ nullif(replace(plainto_tsquery('english', ${text})::text, '&', '|'), '')::tsquery
+             ${category === undefined ? sql`` : sql`and c.category = ${category}`}
+        ),
+        matched as (
+          select h.id, h.doc_key, h.chunk_index, terms.t, ts_rank(h.tsv, terms.t, 0) as tf
+            from hits h join terms on h.tsv @@ terms.t
+        ),
+        df as (select t, count(*)::float8 as n from matched group by t),
+        total as (select count(*)::float8 as n from hits)
+        select m.id from matched m join df using (t) cross join total
+         group by m.id, m.doc_key, m.chunk_index
+         order by sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) * m.tf) desc,
+                  m.doc_key, m.chunk_index, m.id
+         limit ${this.tuning.candidates}`,
     );
     return rows.map((r) => r.id);
   }
 
-  async dense(query: string, category: string | undefined): Promise<string[]> {
-    const [vector] = await this.embeddings.embed([query]);
+  private async denseRanking(text: string, category: string | undefined): Promise<string[]> {
+    const [vector] = await this.embeddings.embed([text]);
     if (vector === undefined) return [];
-    const hits = await this.vectors.search(vector, { limit: CANDIDATES, category });
+    // Cheap once ready; before this process has indexed anything the store is not, and would throw.
+    await this.vectors.ensureReady(this.embeddings.dimensions, this.embeddings.model);
+    const hits = await this.vectors.search(vector, { limit: this.tuning.candidates, category });
     return hits.map((h) => h.id);
   }
 
@@ -113,16 +170,42 @@ export class SearchService {
   }
 }
 
+/**
+ * What each ranking reads. Both: clinical abbreviations expanded ("HTN" adds "hypertension").
+ * Full text also: the clinical terms of lay words ("blood thinner" adds "anticoagulant"), from the
+ * lexicon the hashed embedder applies to both sides itself; documents are not expanded, so this
+ * is what lets a lay question match clinical prose.
+ */
+function prepare(query: string): { lexical: string; dense: string } {
+  const expanded = expandAbbreviations(query);
+  const added = expansions(tokenize(expanded)).map((words) => words.join(' '));
+  return { lexical: [expanded, ...added].join(' '), dense: expanded };
+}
+
 /** Reciprocal rank fusion of several rankings (best first), with each id's rank in each. */
-export function fuse(rankings: readonly (readonly string[])[]) {
+export function fuse(
+  rankings: readonly (readonly string[])[],
+  k: number = DEFAULT_TUNING.rrfK,
+  weights: readonly number[] = DEFAULT_TUNING.weights,
+) {
   const fused = new Map<string, { id: string; score: number; ranks: (number | null)[] }>();
   rankings.forEach((ranking, which) => {
     ranking.forEach((id, i) => {
       const entry = fused.get(id) ?? { id, score: 0, ranks: rankings.map(() => null) };
-      entry.score += 1 / (RRF_K + i + 1);
+      entry.score += (weights[which] ?? 1) / (k + i + 1);
       entry.ranks[which] = i + 1;
       fused.set(id, entry);
     });
   });
-  return [...fused.values()].sort((a, b) => b.score - a.score || a.id.localeCompare(b.id));
+  // Ties (common: rank i in one list against rank i in the other) go to the earlier rankings.
+  const rankOf = (entry: { ranks: (number | null)[] }, which: number) =>
+    entry.ranks[which] ?? Number.MAX_SAFE_INTEGER;
+  return [...fused.values()].sort((a, b) => {
+    if (b.score !== a.score) return b.score - a.score;
+    for (let which = 0; which < rankings.length; which += 1) {
+      const d = rankOf(a, which) - rankOf(b, which);
+      if (d !== 0) return d;
+    }
+    return a.id.localeCompare(b.id);
+  });
 }

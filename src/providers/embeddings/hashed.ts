@@ -9,7 +9,9 @@ import type { EmbeddingsProvider } from './types.js';
  *  - stemmed words;
  *  - pairs of consecutive stemmed words, so "heart failure" is more than "heart" + "failure".
  * Each group is scaled to a fixed share of the vector whatever the text length, with sublinear
- * term frequency (1 + ln tf), then the whole vector is L2-normalised.
+ * term frequency (1 + ln tf), then the whole vector is L2-normalised. Lay terms add their clinical
+ * equivalents (lexicon.ts); abbreviations are the caller's to expand, as the knowledge indexer and
+ * search do.
  */
 
 export interface FeatureWeights {
@@ -25,8 +27,11 @@ export interface HashedEmbeddingsOptions {
   weights?: FeatureWeights;
 }
 
-/** Bump when features, weights, lexicon or hashing change: stored vectors become incomparable. */
-const VERSION = 'v1';
+/**
+ * Bump when features, weights, lexicon or hashing change: stored vectors become incomparable.
+ * v2: the lexicon's abbreviations removed (callers expand abbreviations before embedding).
+ */
+const VERSION = 'v2';
 const DEFAULT_DIMENSIONS = 768;
 // Chosen on the dev questions of eval/ (see eval/README.md): char n-grams at half weight keep
 // morphology without letting common word shapes dominate.

@@ -1,100 +1,14 @@
 /**
- * Data only: the hashed embedder's general clinical lexicon. A hashing model has no learned
- * notion of meaning, so a phrase found on the left also contributes the words on the right (the
- * original words stay). Both sides are written lower-case, already accent-folded. Entries are
- * common clinical abbreviations and lay terms with one dominant meaning in adult and paediatric
- * medicine; ambiguous ones (e.g. "ms", "pt") are left out on purpose. Changing this list changes
- * the vectors: bump the model version in hashed.ts when you do.
+ * Data only: the hashed embedder's lexicon of lay and alternative wording. A hashing model has no
+ * learned notion of meaning, so a phrase found on the left also contributes the words on the
+ * right (the original words stay). Both sides are written lower-case, already accent-folded.
+ * Entries have one dominant meaning in adult and paediatric medicine.
+ *
+ * Clinical abbreviations are not here: callers expand them before embedding, documents and
+ * queries alike (src/modules/knowledge/abbreviations.ts, with case rules this list cannot have:
+ * "CAP" is pneumonia, "cap" is not). The knowledge search also adds these synonyms to its
+ * full-text queries. Changing this list changes the vectors: bump the model version in hashed.ts.
  */
-export const ABBREVIATIONS: Readonly<Record<string, string>> = {
-  htn: 'hypertension',
-  bp: 'blood pressure',
-  hr: 'heart rate',
-  rr: 'respiratory rate',
-  t2dm: 'type 2 diabetes mellitus',
-  t1dm: 'type 1 diabetes mellitus',
-  dm: 'diabetes mellitus',
-  hba1c: 'glycated haemoglobin',
-  a1c: 'glycated haemoglobin',
-  af: 'atrial fibrillation',
-  afib: 'atrial fibrillation',
-  mi: 'myocardial infarction',
-  stemi: 'st elevation myocardial infarction',
-  nstemi: 'non st elevation myocardial infarction',
-  acs: 'acute coronary syndrome',
-  cad: 'coronary artery disease',
-  hf: 'heart failure',
-  chf: 'congestive heart failure',
-  hfref: 'heart failure reduced ejection fraction',
-  hfpef: 'heart failure preserved ejection fraction',
-  lvef: 'left ventricular ejection fraction',
-  ef: 'ejection fraction',
-  ckd: 'chronic kidney disease',
-  aki: 'acute kidney injury',
-  egfr: 'estimated glomerular filtration rate',
-  gfr: 'glomerular filtration rate',
-  copd: 'chronic obstructive pulmonary disease',
-  cap: 'community acquired pneumonia',
-  hap: 'hospital acquired pneumonia',
-  dvt: 'deep vein thrombosis',
-  pe: 'pulmonary embolism',
-  vte: 'venous thromboembolism',
-  uti: 'urinary tract infection',
-  tia: 'transient ischaemic attack',
-  cva: 'stroke cerebrovascular accident',
-  ecg: 'electrocardiogram',
-  ekg: 'electrocardiogram',
-  cxr: 'chest x ray radiograph',
-  ct: 'computed tomography',
-  mri: 'magnetic resonance imaging',
-  icu: 'intensive care unit',
-  ed: 'emergency department',
-  iv: 'intravenous',
-  im: 'intramuscular',
-  po: 'oral by mouth',
-  sc: 'subcutaneous',
-  doac: 'direct oral anticoagulant',
-  noac: 'direct oral anticoagulant',
-  lmwh: 'low molecular weight heparin',
-  inr: 'international normalised ratio',
-  acei: 'angiotensin converting enzyme inhibitor',
-  ace: 'angiotensin converting enzyme',
-  arb: 'angiotensin receptor blocker',
-  nsaid: 'non steroidal anti inflammatory drug',
-  nsaids: 'non steroidal anti inflammatory drugs',
-  sglt2: 'sodium glucose cotransporter 2',
-  glp1: 'glucagon like peptide 1',
-  ics: 'inhaled corticosteroid',
-  laba: 'long acting beta agonist',
-  lama: 'long acting muscarinic antagonist',
-  saba: 'short acting beta agonist',
-  fev1: 'forced expiratory volume',
-  spo2: 'oxygen saturation',
-  sats: 'oxygen saturation',
-  crp: 'c reactive protein',
-  wbc: 'white blood cell count',
-  bnp: 'natriuretic peptide',
-  ntprobnp: 'natriuretic peptide',
-  abx: 'antibiotics',
-  sob: 'shortness of breath breathlessness',
-  cp: 'chest pain',
-  pcr: 'polymerase chain reaction',
-  bmi: 'body mass index',
-  ldl: 'low density lipoprotein cholesterol',
-  pci: 'percutaneous coronary intervention',
-  cabg: 'coronary artery bypass graft',
-  tpa: 'thrombolysis alteplase',
-  nihss: 'stroke scale',
-  qsofa: 'quick sepsis assessment',
-  map: 'mean arterial pressure',
-  gp: 'general practitioner primary care',
-  ppi: 'proton pump inhibitor',
-  ssi: 'surgical site infection',
-  mrsa: 'methicillin resistant staphylococcus aureus',
-  epi: 'adrenaline epinephrine',
-  yo: 'years old',
-};
-
 /** Lay or alternative wording → the term clinical text usually uses (both kept). */
 export const SYNONYMS: Readonly<Record<string, string>> = {
   'heart attack': 'myocardial infarction',

@@ -26,7 +26,7 @@ describe('text analysis', () => {
   });
 
   it('adds lexicon expansions, longest phrase first, as separate segments', () => {
-    expect(expansions(tokenize('HTN after a heart attack'))).toEqual([
+    expect(expansions(tokenize('high blood pressure after a heart attack'))).toEqual([
       ['hypertension'],
       ['myocardial', 'infarction'],
     ]);

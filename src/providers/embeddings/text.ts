@@ -1,4 +1,4 @@
-import { ABBREVIATIONS, SYNONYMS } from './lexicon.js';
+import { SYNONYMS } from './lexicon.js';
 
 /**
  * Text analysis for the hashed embedder: folding, tokenising, lexicon expansion and a light
@@ -43,7 +43,7 @@ interface Phrase {
 /** Lexicon entries indexed by their first word, longest phrase first, so matching is cheap. */
 function indexPhrases(): ReadonlyMap<string, readonly Phrase[]> {
   const byFirst = new Map<string, Phrase[]>();
-  for (const [key, value] of [...Object.entries(ABBREVIATIONS), ...Object.entries(SYNONYMS)]) {
+  for (const [key, value] of Object.entries(SYNONYMS)) {
     const words = key.split(' ');
     const first = words[0];
     if (first === undefined) continue;
