@@ -70,10 +70,13 @@ export function inProcessQueue(log: Logger): JobQueue {
 /** BullMQ on Redis: jobs survive a restart of any instance and spread over every worker. */
 export function bullQueue(redisUrl: string, prefix: string, log: Logger): JobQueue {
   const name = 'kb-indexing';
-  // BullMQ wants connections that wait for Redis rather than fail fast (blocking commands), so
-  // not the service's own fail-fast client.
-  const connect = () => new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
-  const queueConnection = connect();
+  // Adding fails fast while Redis is away (the sweep re-enqueues from the jobs table later); the
+  // worker's blocking connection waits for Redis to come back, as BullMQ requires.
+  const queueConnection = new Redis(redisUrl, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+  });
+  queueConnection.on('error', () => undefined);
   const queue = new Queue(name, { connection: queueConnection, prefix: `${prefix}bull` });
   queue.on('error', (err) => {
     log.warn({ err }, 'job queue error');
@@ -91,7 +94,8 @@ export function bullQueue(redisUrl: string, prefix: string, log: Logger): JobQue
       );
     },
     start: (handler) => {
-      workerConnection = connect();
+      workerConnection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+      workerConnection.on('error', () => undefined);
       worker = new Worker<{ jobId: string }>(
         name,
         async (job) => {
@@ -104,10 +108,23 @@ export function bullQueue(redisUrl: string, prefix: string, log: Logger): JobQue
       });
     },
     close: async () => {
-      await worker?.close();
-      await queue.close();
+      // Bounded: with Redis unreachable, a graceful close would wait for it forever.
+      await withTimeout(Promise.allSettled([worker?.close(), queue.close()]), CLOSE_TIMEOUT_MS);
       workerConnection?.disconnect();
       queueConnection.disconnect();
     },
   };
+}
+
+const CLOSE_TIMEOUT_MS = 5000;
+
+/** Resolves when `work` settles or after `ms`, whichever comes first. */
+async function withTimeout(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  await Promise.race([work.then(() => undefined), timeout]);
+  clearTimeout(timer);
 }

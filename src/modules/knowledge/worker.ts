@@ -28,15 +28,21 @@ export class IndexingWorker {
     void this.sweep();
   }
 
+  /**
+   * Best effort: the job is already in the table, so if the queue cannot take it now (Redis
+   * away), the next sweep of any worker will.
+   */
   async enqueue(jobId: string): Promise<void> {
-    await this.queue.enqueue(jobId);
+    await this.queue.enqueue(jobId).catch((err: unknown) => {
+      this.log.warn({ err, jobId }, 'could not enqueue an indexing job; the sweep will');
+    });
   }
 
   /** Enqueues every job that is due now. */
   async sweep(): Promise<void> {
     if (this.stopped) return;
     try {
-      for (const { id } of await jobsRepo.due(this.db, 100)) await this.queue.enqueue(id);
+      for (const { id } of await jobsRepo.due(this.db, 100)) await this.enqueue(id);
     } catch (err) {
       this.log.warn({ err }, 'indexing job sweep failed');
     }
