@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { format, resolveConfig } from 'prettier';
 import { median, type Run } from './load.js';
+import { leaseSize } from '../../src/platform/rate-limit.js';
 
 /** Two targets measured in the same rounds; `perRound` holds b/a req/s of each round. */
 export interface Pair {
@@ -148,9 +149,10 @@ ${table(
 With limits on: ${ratio(r.limiter)} of the throughput with limits off (per round
 ${range(r.limiter.perRound)}); ${limiterUs >= 0 ? `${us(limiterUs)} µs more` : `${us(-limiterUs)} µs less`}
 server CPU per request. With the limit raised to ${r.env.RATE_LIMIT_HEALTH_PER_MINUTE ?? '?'} per
-minute the limiter reserves 64 hits per Redis call (limits of 2000 or more per window are counted
-in such leases, at most 0.1% of the limit each); below 2000, as with the default 100 per minute,
-every request is one Redis call.
+minute the limiter reserves ${String(leaseSize(Number(r.env.RATE_LIMIT_HEALTH_PER_MINUTE)))} hits per Redis call (limits of 2000 or more per window are
+counted in such leases, 0.1% of the limit and at most 1000 each; the next lease is reserved while
+half of the current one is left, so requests do not wait for Redis); below 2000, as with the
+default 100 per minute, every request is one Redis call.
 
 ### Cost of the access log (LOG_LEVEL=info against warn)
 

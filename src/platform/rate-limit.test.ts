@@ -181,11 +181,52 @@ describe('RateLimiter leases (limits of 2000 or more per window)', () => {
   const allowedOf = (results: ({ allowed: boolean } | null)[]) =>
     results.filter((r) => r?.allowed === true).length;
 
-  it('reserves hits in leases of at most 64, never above 0.1% of the limit', async () => {
+  it('reserves hits in leases of at most 1000, never above 0.1% of the limit', async () => {
     const { leaseSize } = await import('./rate-limit.js');
-    expect([100, 1999, 2000, 5000, 64_000, 10_000_000].map(leaseSize)).toEqual([
-      1, 1, 2, 5, 64, 64,
+    expect([100, 1999, 2000, 5000, 64_000, 1_000_000, 10_000_000].map(leaseSize)).toEqual([
+      1, 1, 2, 5, 64, 1000, 1000,
     ]);
+  });
+
+  it('reserves the next lease while half of the current one is left', async () => {
+    const clock = fakeClock();
+    const store = memoryStore(clock.now);
+    const increment = vi.spyOn(store, 'increment');
+    const limiter = new RateLimiter(store, log, clock.now);
+    await limiter.hit(BIG, 'ip'); // reserves 5, uses 1
+    await limiter.hit(BIG, 'ip');
+    expect(increment).toHaveBeenCalledTimes(1);
+    await limiter.hit(BIG, 'ip'); // 2 of 5 left: the next 5 are reserved meanwhile
+    expect(increment).toHaveBeenCalledTimes(2);
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push(await limiter.hit(BIG, 'ip'));
+    expect(results.map((r) => r?.remaining)).toEqual([4996, 4995, 4994, 4993, 4992]);
+    // The eighth hit left 2 of 10: 5 more reserved; unused: 7, a lease and a half.
+    expect(increment).toHaveBeenCalledTimes(3);
+  });
+
+  it('answers from the lease while the next one is on its way', async () => {
+    const clock = fakeClock();
+    const store = memoryStore(clock.now);
+    const limiter = new RateLimiter(store, log, clock.now);
+    await limiter.hit(BIG, 'ip');
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const increment = store.increment.bind(store);
+    vi.spyOn(store, 'increment').mockImplementation(async (...args) => {
+      await slow;
+      return increment(...args);
+    });
+    // Three more hits are answered by the first lease; the third sends the refill on its way.
+    const local = [1, 2, 3].map(() => limiter.hit(BIG, 'ip'));
+    expect((await Promise.all(local)).every((r) => r?.allowed === true)).toBe(true);
+    // The last hit of the lease; the one after waits for the refill, then takes a share of it.
+    expect((await limiter.hit(BIG, 'ip'))?.remaining).toBe(4995);
+    const waiting = limiter.hit(BIG, 'ip');
+    release();
+    expect(await waiting).toMatchObject({ allowed: true, remaining: 4994 });
   });
 
   it('admits exactly the limit on one instance, with remaining counting down to zero', async () => {
@@ -224,8 +265,8 @@ describe('RateLimiter leases (limits of 2000 or more per window)', () => {
     );
     const allowed = allowedOf(results);
     expect(allowed).toBeLessThanOrEqual(5000);
-    // Unused reservations refuse at most one lease early per instance.
-    expect(allowed).toBeGreaterThanOrEqual(5000 - 3 * 5);
+    // Unused reservations refuse at most one and a half leases early per instance.
+    expect(allowed).toBeGreaterThanOrEqual(5000 - 3 * 7);
   });
 
   it('starts again in the next window', async () => {

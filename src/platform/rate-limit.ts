@@ -39,7 +39,7 @@ interface Slot {
 
 /** A reservation on its way to the store, and the requests waiting for a share of it. */
 interface Flight {
-  /** Hits claimed from it, the reserving request's own included. */
+  /** Hits claimed from it by requests waiting for it to land. */
   claims: number;
   landed: Promise<Landed | null>;
 }
@@ -54,18 +54,23 @@ interface Landed {
 const MAX_LEASES = 10_000;
 
 /**
- * How many hits one store call reserves: 1 (an exact count) below 2000 per window, else up to 64
- * and never above 0.1% of the limit. Hits reserved by one instance and not used count against the
- * client on the others, so a client may be refused at most that many hits early per instance; the
- * limit itself is never exceeded.
+ * How many hits one store call reserves: 1 (an exact count) below 2000 per window, else 0.1% of the
+ * limit, at most 1000. Hits reserved by one instance and not used count against the client on the
+ * others; as the next lease is reserved while half of the current one is left, a client may be
+ * refused at most one and a half leases (0.15% of the limit) early per instance. The limit itself
+ * is never exceeded. A lease must outlast a store round trip of a busy client (at 50 concurrent
+ * requests, 64 did not: most requests waited for the store), hence the high cap.
  */
-export const leaseSize = (max: number): number => Math.max(1, Math.min(64, Math.floor(max / 1000)));
+export const leaseSize = (max: number): number =>
+  Math.max(1, Math.min(1000, Math.floor(max / 1000)));
 
 /**
  * Fixed windows aligned to the epoch, counted per client IP in the shared store, so every instance
  * on one Redis shares one count and agrees on when it resets. Large limits are counted in leases
- * (see leaseSize) so that a busy client does not cost a store call per request; a client over the
- * limit is refused without a store call for the rest of the window, as counts only grow within it.
+ * (see leaseSize) so that a busy client does not cost a store call per request, and the next lease
+ * is reserved before the current one runs out, so that its requests do not wait for the store; a
+ * client over the limit is refused without a store call for the rest of the window, as counts only
+ * grow within it.
  */
 export class RateLimiter {
   private readonly leases = new Map<string, Lease>();
@@ -100,42 +105,66 @@ export class RateLimiter {
     if (held === undefined) return undefined;
     if (held.used < held.granted) {
       held.used += 1;
+      this.refillEarly(rule, at, held);
       return this.result(rule, held, true);
     }
     // Counts only grow within a window: once at the limit, the client stays refused.
     return held.count >= rule.max ? this.result(rule, held, false) : undefined;
   }
 
+  /**
+   * Half of the lease left: reserves the next one now, so that requests keep being answered from
+   * the lease instead of waiting (all of them, at high rates) for a store round trip.
+   */
+  private refillEarly(rule: RateLimitRule, at: Slot, lease: Lease): void {
+    const size = leaseSize(rule.max);
+    if (
+      size > 1 &&
+      (lease.granted - lease.used) * 2 <= size &&
+      lease.count < rule.max &&
+      !this.flights.has(at.key)
+    ) {
+      this.fly(rule, at, size);
+    }
+  }
+
   private async reserve(rule: RateLimitRule, at: Slot): Promise<RateLimitResult | null> {
     const size = leaseSize(rule.max);
+    // A reservation of this counter in flight with room left: take a seat instead of reserving
+    // again, so that unused reserved hits stay within the bound of leaseSize.
     const boarding = size > 1 ? this.flights.get(at.key) : undefined;
-    if (boarding !== undefined && boarding.claims < size) {
-      // A reservation of this counter is in flight with room left: take a seat instead of
-      // reserving again, so unused reserved hits stay below one lease per instance.
-      const seat = boarding.claims++;
-      const landed = await boarding.landed;
-      if (landed === null) return null;
-      const allowed = seat < landed.granted;
-      if (allowed) landed.lease.used += 1;
-      return this.result(rule, landed.lease, allowed);
-    }
-    const flight: Flight = { claims: 1, landed: Promise.resolve(null) };
-    let land: (landed: Landed | null) => void = () => undefined;
-    if (size > 1) {
-      flight.landed = new Promise((resolve) => {
-        land = resolve;
-      });
-      this.flights.set(at.key, flight);
-    }
+    const flight =
+      boarding !== undefined && boarding.claims < size ? boarding : this.fly(rule, at, size);
+    const seat = flight.claims++;
+    const landed = await flight.landed;
+    if (landed === null) return null;
+    return this.result(rule, landed.lease, seat < landed.granted);
+  }
+
+  /** Starts one store call reserving `size` hits; requests may board it until it lands. */
+  private fly(rule: RateLimitRule, at: Slot, size: number): Flight {
+    const flight: Flight = { claims: 0, landed: Promise.resolve(null) };
+    if (size > 1) this.flights.set(at.key, flight);
+    flight.landed = this.land(rule, at, size, flight);
+    return flight;
+  }
+
+  private async land(
+    rule: RateLimitRule,
+    at: Slot,
+    size: number,
+    flight: Flight,
+  ): Promise<Landed | null> {
     let count: number;
     try {
       count = await this.store.increment(at.key, at.windowMs, size);
     } catch (err) {
+      this.landed(at.key, flight);
       // The limiter fails open: an unreachable Redis must not take logins down with it
       // (lockout per account still lives in the database). /ready reports the outage.
-      this.log.warn({ err, limit: rule.name }, 'rate limit store unavailable; request allowed');
-      this.landed(at.key, flight);
-      land(null);
+      if (flight.claims > 0) {
+        this.log.warn({ err, limit: rule.name }, 'rate limit store unavailable; request allowed');
+      }
       return null;
     }
     this.landed(at.key, flight);
@@ -150,13 +179,11 @@ export class RateLimiter {
     };
     lease.count = Math.max(lease.count, count);
     lease.granted += granted;
-    if (granted > 0) lease.used += 1;
-    const kept = Math.min(granted, flight.claims);
-    if (lease.used + kept - 1 < lease.granted || lease.count >= rule.max) {
-      this.keep(at.key, lease, at.now);
-    }
-    land({ lease, granted });
-    return this.result(rule, lease, granted > 0);
+    // The boarded requests' hits are taken here, at once, before any other request can see them.
+    lease.used += Math.min(granted, flight.claims);
+    if (lease.used < lease.granted || lease.count >= rule.max) this.keep(at.key, lease, at.now);
+    if (flight.claims > 0) this.refillEarly(rule, at, lease);
+    return { lease, granted };
   }
 
   private landed(key: string, flight: Flight): void {

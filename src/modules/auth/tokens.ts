@@ -79,13 +79,17 @@ export class TokenSigner {
    * signature checked out is remembered by its exact text for a few minutes, so a client's repeated
    * requests skip the HMAC (jose's WebCrypto verification costs ~40 µs of CPU, most of an
    * authenticated request). Expiry is checked on every use; revocation is the caller's per-request
-   * check and is not cached.
+   * check and is not cached. An entry is not renewed when used (that cost a map update per request):
+   * a token in use is verified again every few minutes.
    */
   async verify(token: string, type: TokenType): Promise<TokenClaims> {
-    const claims = this.verified.get(token) ?? (await this.verifySignature(token, type));
+    let claims = this.verified.get(token);
+    if (claims === undefined) {
+      claims = await this.verifySignature(token, type);
+      this.verified.set(token, claims);
+    }
     if (claims.type !== type) throw unauthorized(`Invalid ${type} token`);
     if (claims.exp * 1000 <= this.now()) throw unauthorized('Token has expired');
-    this.verified.set(token, claims);
     return claims;
   }
 

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { AppError } from '../../errors.js';
+import { isoNow } from '../clock.js';
 
 const Meta = Type.Object({
   request_id: Type.String(),
@@ -35,7 +36,7 @@ export type ErrorBody = Static<typeof ErrorEnvelope>;
 
 const meta = (request: FastifyRequest) => ({
   request_id: request.id,
-  timestamp: new Date().toISOString(),
+  timestamp: isoNow(),
 });
 
 export const ok = <T>(request: FastifyRequest, data: T) => ({

@@ -1,6 +1,5 @@
 import type {
   FastifyInstance,
-  FastifyRequest,
   onRequestHookHandler,
   preValidationHookHandler,
   RouteOptions,
@@ -53,13 +52,22 @@ export function registerRoutePolicy(
   const registry: RegisteredRoute[] = [];
   app.decorateRequest('auth', null);
 
+  // Callback style: an async hook costs one more promise per request.
   const guard = (level: 'user' | 'admin'): onRequestHookHandler =>
-    async function authGuard(request: FastifyRequest) {
+    function authGuard(request, _reply, done) {
       const match = BEARER.exec(request.headers.authorization ?? '');
-      if (match?.[1] === undefined) throw unauthorized('Missing or malformed bearer token');
-      const user = await deps.authenticate(match[1]);
-      if (level === 'admin' && user.role !== 'admin') throw forbidden();
-      request.auth = user;
+      if (match?.[1] === undefined) {
+        done(unauthorized('Missing or malformed bearer token'));
+        return;
+      }
+      deps.authenticate(match[1]).then((user) => {
+        if (level === 'admin' && user.role !== 'admin') {
+          done(forbidden());
+          return;
+        }
+        request.auth = user;
+        done();
+      }, done);
     };
 
   app.addHook('onRoute', (route: RouteOptions) => {
