@@ -165,11 +165,16 @@ export class Indexer {
           runAfter: new Date(Date.now() + delayMs),
         }
       : { state: 'failed', errorDetails: details, leaseUntil: null, finishedAt: new Date() };
-    if (!(await jobsRepo.updateRunning(this.db, job.id, patch))) return { kind: 'superseded' };
-    await documentsRepo.update(this.db, document.id, {
-      status: retry ? 'uploaded' : 'failed',
-      error: details.message,
+    // One transaction: a reader never sees the job failed and its document still processing.
+    const recorded = await this.db.transaction(async (tx) => {
+      if (!(await jobsRepo.updateRunning(tx, job.id, patch))) return false;
+      await documentsRepo.update(tx, document.id, {
+        status: retry ? 'uploaded' : 'failed',
+        error: details.message,
+      });
+      return true;
     });
+    if (!recorded) return { kind: 'superseded' };
     return retry ? { kind: 'retry', delayMs } : { kind: 'failed' };
   }
 }

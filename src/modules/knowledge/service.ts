@@ -68,7 +68,10 @@ export class KnowledgeService {
         return result;
       } catch (err) {
         // Two first uploads of one doc_key at once: the loser retries and finds the winner.
-        if (!isUniqueViolation(err) || attempt >= 3) throw err;
+        if (isUniqueViolation(err) && attempt < 3) continue;
+        // Nothing recorded it: the stored original would be an orphan.
+        await this.files.delete(upload.storageKey).catch(() => undefined);
+        throw err;
       }
     }
   }
@@ -163,13 +166,14 @@ export class KnowledgeService {
       if (document.supersededBy !== null) {
         throw conflict('A superseded version is never searched; reindex the current version');
       }
+      const unfinished = await documentsRepo.unfinishedJobIds(tx, id);
       const job = await jobsRepo.insert(tx, {
         id: randomUUID(),
         documentId: id,
         docKey: document.docKey,
         maxRetries: this.maxRetries,
       });
-      await jobsRepo.supersede(tx, await documentsRepo.unfinishedJobIds(tx, id), job.id);
+      await jobsRepo.supersede(tx, unfinished, job.id);
       const updated = await documentsRepo.update(tx, id, { status: 'uploaded', error: null });
       await this.audit.append(tx, kbEvent('kb.document.reindexed', actor, id, {}), ctx);
       return { document: updated ?? document, job };
