@@ -4,7 +4,7 @@
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev test lint typecheck format build bench bench-conversations services clean
+.PHONY: run dev test lint typecheck format build bench bench-conversations bench-knowledge services clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -44,10 +44,15 @@ test: $(STAMP) services lint
 bench: $(STAMP) services build
 	npx tsx bench/http.ts
 	npx tsx bench/conversations.ts
+	npx tsx bench/knowledge.ts
 
 ## Only the conversations benchmark (issue 3; needs PostgreSQL).
 bench-conversations: $(STAMP) services
 	npx tsx bench/conversations.ts
+
+## Only the knowledge-base benchmark (issue 4: indexing and search; needs PostgreSQL).
+bench-knowledge: $(STAMP) services
+	npx tsx bench/knowledge.ts
 
 clean:
 	rm -rf dist node_modules/.install-stamp

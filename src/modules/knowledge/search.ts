@@ -120,7 +120,8 @@ export class SearchService {
             from unnest(tsvector_to_array(to_tsvector('english', ${text}))) as lexeme
         ),
         hits as materialized (
-          select c.id, c.doc_key, c.chunk_index, c.tsv from kb_chunks c
+          -- The concatenation detoasts each chunk's vector once, not once per query term.
+          select c.id, c.doc_key, c.chunk_index, (c.tsv || ''::tsvector) as tsv from kb_chunks c
            where c.active and not c.superseded
              and c.tsv @@ nullif(replace(plainto_tsquery('english', ${text})::text, '&', '|'), '')::tsquery
              ${category === undefined ? sql`` : sql`and c.category = ${category}`}
