@@ -154,8 +154,16 @@ export class KnowledgeService {
       await this.audit.append(tx, kbEvent('kb.document.deleted', actor, id, details), ctx);
       return row;
     });
-    await this.vectors.deleteByDocument(id);
-    await this.files.delete(removed.storageKey);
+    // The document is gone (its chunks with it, so search can no longer return it); what is
+    // left elsewhere is clean-up, which must not turn a done deletion into an error.
+    await Promise.all([
+      this.vectors.deleteByDocument(id).catch((err: unknown) => {
+        this.log.warn({ err, documentId: id }, 'vector clean-up failed');
+      }),
+      this.files.delete(removed.storageKey).catch((err: unknown) => {
+        this.log.warn({ err, documentId: id }, 'stored original could not be removed');
+      }),
+    ]);
   }
 
   /** A new job for the document; its unfinished ones are superseded by it. */

@@ -62,8 +62,7 @@ export async function receiveUpload(
         if (fields[name] !== undefined) throw validationError(`body.${name}`, 'is given twice');
         fields[name] = fieldValue(name, part.value);
       } else {
-        if (part.fieldname !== 'file')
-          throw validationError(`body.${part.fieldname}`, 'is not an allowed field');
+        if (part.fieldname !== 'file') throw notAllowed(part.fieldname);
         stored = await storeFile(part, files);
       }
     }
@@ -128,9 +127,15 @@ function complete(
 }
 
 function fieldName(name: string): FieldName {
-  if (name in FIELDS) return name as FieldName;
-  throw validationError(`body.${name}`, 'is not an allowed field');
+  if (Object.hasOwn(FIELDS, name)) return name as FieldName;
+  throw notAllowed(name);
 }
+
+/** Names the client's field only when it is a plain name: it is echoed in the answer. */
+const notAllowed = (name: string) =>
+  /^[A-Za-z0-9_]{1,64}$/.test(name)
+    ? validationError(`body.${name}`, 'is not an allowed field')
+    : validationError('body', 'has a field that is not allowed');
 
 function fieldValue(name: string, value: unknown): string {
   const rule = FIELDS[fieldName(name)];
