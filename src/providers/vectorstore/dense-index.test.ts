@@ -130,27 +130,3 @@ describe('vector codec', () => {
     expect(decodeVectorInto(bytes, new Float32Array(4))).toBe(false);
   });
 });
-
-/** `VECTOR_BENCH=1 npx vitest run src/providers/vectorstore/dense-index.test.ts` */
-describe.runIf(process.env.VECTOR_BENCH)('dense index latency', () => {
-  it('searches 20,000 x 384 vectors', () => {
-    const corpus = vectors(20_000, 384);
-    const index = new DenseIndex(384);
-    corpus.forEach((v, i) => {
-      index.set(entry(i), v);
-    });
-    for (const [label, category] of [
-      ['all', undefined],
-      ['one category', 'cat-1'],
-    ] as const) {
-      const times = vectors(300, 384, 9).map((query) => {
-        const started = performance.now();
-        index.search(query, 10, category);
-        return performance.now() - started;
-      });
-      const sorted = times.slice(50).sort((a, b) => a - b); // first 50: warm-up
-      const at = (q: number) => (sorted[Math.floor(sorted.length * q)] ?? NaN).toFixed(3);
-      console.log(`search ${label}: p50 ${at(0.5)} ms, p95 ${at(0.95)} ms, p99 ${at(0.99)} ms`);
-    }
-  });
-});
