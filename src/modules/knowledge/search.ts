@@ -72,24 +72,28 @@ export class SearchService {
     ]);
     const { rrfK, weights } = this.tuning;
     const fused = fuse([lexical, dense], rrfK, weights);
-    const top = fused.slice(0, options.limit);
+    // A few spare candidates: a dense hit the database no longer holds live (a vector store
+    // lagging behind a reindex or a new version) is dropped without leaving the page short.
+    const top = fused.slice(0, options.limit * 2);
     const rows = await this.passages(
       top.map((f) => f.id),
       prepared.lexical,
     );
     const max = (weights[0] + weights[1]) / (rrfK + 1);
-    return top.flatMap((f) => {
-      const row = rows.get(f.id);
-      if (row === undefined) return [];
-      return [
-        {
-          ...row,
-          score: Math.min(1, f.score / max),
-          lexicalRank: f.ranks[0] ?? null,
-          denseRank: f.ranks[1] ?? null,
-        },
-      ];
-    });
+    return top
+      .flatMap((f) => {
+        const row = rows.get(f.id);
+        if (row === undefined) return [];
+        return [
+          {
+            ...row,
+            score: Math.min(1, f.score / max),
+            lexicalRank: f.ranks[0] ?? null,
+            denseRank: f.ranks[1] ?? null,
+          },
+        ];
+      })
+      .slice(0, options.limit);
   }
 
   /** Chunk ids by full-text rank alone, best first (the query is prepared as `search` does). */
