@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { and, desc, eq, sql } from 'drizzle-orm';
-import { format, resolveConfig } from 'prettier';
 import { openDatabase, queryRows, type Database, type Db } from '../src/db/client.js';
 import { runMigrations } from '../src/db/migrate.js';
 import { branches, conversations, messages } from '../src/db/schema/index.js';
@@ -14,6 +11,7 @@ import type { CitationDto } from '../src/modules/conversations/schema.js';
 import { ConversationsService } from '../src/modules/conversations/service.js';
 import { usersRepo } from '../src/modules/users/repo.js';
 import { ADMIN_DATABASE_URL, createDatabase } from './lib/fixtures.js';
+import { num, percentile, prng, runBenchmark, table, writeSection } from './lib/sections.js';
 
 /**
  * `make bench-conversations` (issue 3): listing one user's conversations (a page of 20 out of
@@ -25,7 +23,6 @@ import { ADMIN_DATABASE_URL, createDatabase } from './lib/fixtures.js';
  * not touch BENCHMARKS.md).
  */
 
-const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const settings = {
   conversations: num('BENCH_CONVERSATIONS', 10_000),
   otherUsers: 4,
@@ -35,10 +32,6 @@ const settings = {
   vacuum: process.env.BENCH_VACUUM !== '0',
   write: process.env.BENCH_WRITE !== '0',
 };
-const ROOT = path.resolve(import.meta.dirname, '..');
-const FILE = path.join(ROOT, 'BENCHMARKS.md');
-const START = '<!-- bench:conversations:start -->';
-const END = '<!-- bench:conversations:end -->';
 const PAGE_SIZE = 20;
 const DEEP_PAGE = 100;
 const FOLDERS = ['Cardiology', 'Nephrology', 'Paediatrics', 'On call', 'Teaching', 'Research'];
@@ -49,16 +42,6 @@ const THREAD_LENGTH = 500;
 // ---------------------------------------------------------------------------------------------
 // Deterministic text, so every run seeds the same shape of data.
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const SEED = 20_261_122;
 /** Reset at the start of each backend's seeding, so both get the same data. */
 let random = prng(SEED);
@@ -412,11 +395,6 @@ interface Measurement {
   backToBack: { iterations: number; p50: number; p99: number };
 }
 
-function percentile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
-
 function targetsFor(database: Database, f: Fixture): Target[] {
   const { db } = database;
   const list = new ConversationsService(db, new AuditService(db, () => new Date()));
@@ -548,9 +526,6 @@ async function measure(label: string, targets: Target[]): Promise<Measurement> {
 // Report.
 
 const ms = (v: number) => v.toFixed(3);
-const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
-const table = (head: string[], rows: (string | number)[][]) =>
-  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
 
 function resultTable(m: Measurement, withGoals: boolean): string {
   const head = [
@@ -707,18 +682,6 @@ times as long at limit 50 (1.4 times for the whole thread) and the old list page
 long.`;
 }
 
-function writeSection(section: string): void {
-  const block = `${START}\n\n${section}\n\n${END}`;
-  const current = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '# Benchmarks\n';
-  const start = current.indexOf(START);
-  const end = current.indexOf(END);
-  const next =
-    start >= 0 && end > start
-      ? current.slice(0, start) + block + current.slice(end + END.length)
-      : `${current.trimEnd()}\n\n${block}\n`;
-  writeFileSync(FILE, next);
-}
-
 // ---------------------------------------------------------------------------------------------
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -774,37 +737,11 @@ async function main(): Promise<void> {
     lite = await run('pglite', liteDatabase);
   }
 
-  const options = (await resolveConfig(FILE)) ?? {};
-  const section = (
-    await format(
-      render({
-        date,
-        load,
-        postgres: version?.v ?? '?',
-        pglite: pgliteVersion,
-        pg,
-        lite,
-      }),
-      { ...options, parser: 'markdown', proseWrap: 'always' },
-    )
-  ).trim();
-  console.log(`\n${section}\n`);
-  if (settings.write) {
-    writeSection(section);
-    console.log('wrote BENCHMARKS.md');
-  }
+  await writeSection(
+    'conversations',
+    render({ date, load, postgres: version?.v ?? '?', pglite: pgliteVersion, pg, lite }),
+    settings.write,
+  );
 }
 
-process.once('SIGINT', () => {
-  void cleanUp().then(() => process.exit(130));
-});
-
-try {
-  console.log(`admin database ${ADMIN_DATABASE_URL}`);
-  await main();
-} catch (err) {
-  process.exitCode = 1;
-  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-} finally {
-  await cleanUp();
-}
+await runBenchmark(ADMIN_DATABASE_URL, main, cleanUp);

@@ -1,11 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { sql, type SQL } from 'drizzle-orm';
-import { format, resolveConfig } from 'prettier';
 import { openDatabase, queryRows, type Database, type Db } from '../src/db/client.js';
 import { runMigrations } from '../src/db/migrate.js';
 import { kbChunks } from '../src/db/schema/index.js';
@@ -30,6 +29,15 @@ import {
 } from '../src/providers/vectorstore/index.js';
 import { largePdf } from '../test/helpers/pdf.js';
 import { ADMIN_DATABASE_URL, createDatabase } from './lib/fixtures.js';
+import {
+  num,
+  percentile,
+  prng,
+  runBenchmark,
+  shuffled,
+  table,
+  writeSection,
+} from './lib/sections.js';
 
 /**
  * `make bench-knowledge` (issue 4): indexing throughput of a generated 200-page PDF through the
@@ -42,7 +50,6 @@ import { ADMIN_DATABASE_URL, createDatabase } from './lib/fixtures.js';
  * backend), BENCH_WRITE=0 (do not touch BENCHMARKS.md).
  */
 
-const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const settings = {
   chunks: num('BENCH_CHUNKS', 20_000),
   pages: num('BENCH_PAGES', 200),
@@ -53,9 +60,6 @@ const settings = {
   write: process.env.BENCH_WRITE !== '0',
 };
 const ROOT = path.resolve(import.meta.dirname, '..');
-const FILE = path.join(ROOT, 'BENCHMARKS.md');
-const START = '<!-- bench:knowledge:start -->';
-const END = '<!-- bench:knowledge:end -->';
 const CORPUS_DIR = path.join(ROOT, 'eval', 'corpus');
 const QUESTIONS = path.join(ROOT, 'eval', 'questions.json');
 /** As src/modules/knowledge/wiring.ts and the configuration's defaults. */
@@ -68,25 +72,6 @@ const CANDIDATES = 50;
 
 // ---------------------------------------------------------------------------------------------
 // Deterministic randomness, so every run and both backends get the same documents.
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-function shuffled<T>(items: readonly T[], random: () => number): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The search corpus: guideline-style text documents recombined from eval/corpus.
@@ -715,10 +700,6 @@ interface SearchMeasured {
   plans: Plan[];
 }
 
-function percentile(sorted: Float64Array, q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-}
 const sortedOf = (values: number[]) => Float64Array.from(values).sort();
 const p50Of = (values: number[]) => percentile(sortedOf(values), 0.5);
 
@@ -816,9 +797,6 @@ interface BackendReport {
 
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
 const x = (v: number) => v.toFixed(2);
-const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
-const table = (head: string[], rows: (string | number)[][]) =>
-  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
 const median = (values: number[]) => p50Of(values);
 const range = (values: number[]) => `${x(Math.min(...values))} to ${x(Math.max(...values))}`;
 
@@ -1120,18 +1098,6 @@ function searchSourceHash(): string {
   return createHash('sha256').update(source).digest('hex').slice(0, 12);
 }
 
-function writeSection(section: string): void {
-  const block = `${START}\n\n${section}\n\n${END}`;
-  const current = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '# Benchmarks\n';
-  const start = current.indexOf(START);
-  const end = current.indexOf(END);
-  const next =
-    start >= 0 && end > start
-      ? current.slice(0, start) + block + current.slice(end + END.length)
-      : `${current.trimEnd()}\n\n${block}\n`;
-  writeFileSync(FILE, next);
-}
-
 // ---------------------------------------------------------------------------------------------
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -1211,31 +1177,7 @@ async function main(): Promise<void> {
       await runBackend(await wire('postgres', database, path.join(dir, 'pg')), pdf, docs),
     );
   }
-  const options = (await resolveConfig(FILE)) ?? {};
-  const section = (
-    await format(render(date, load, reports), {
-      ...options,
-      parser: 'markdown',
-      proseWrap: 'always',
-    })
-  ).trim();
-  console.log(`\n${section}\n`);
-  if (settings.write) {
-    writeSection(section);
-    console.log('wrote BENCHMARKS.md');
-  }
+  await writeSection('knowledge', render(date, load, reports), settings.write);
 }
 
-process.once('SIGINT', () => {
-  void cleanUp().then(() => process.exit(130));
-});
-
-try {
-  console.log(`admin database ${ADMIN_DATABASE_URL}`);
-  await main();
-} catch (err) {
-  process.exitCode = 1;
-  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
-} finally {
-  await cleanUp();
-}
+await runBenchmark(ADMIN_DATABASE_URL, main, cleanUp);
