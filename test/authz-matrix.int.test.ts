@@ -1,11 +1,9 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kbDocuments, kbIndexingJobs } from '../src/db/schema/index.js';
-import { SYSTEM_CONTEXT } from '../src/modules/audit/service.js';
 import { messagesRepo } from '../src/modules/conversations/messages-repo.js';
 import { conversationsRepo } from '../src/modules/conversations/repo.js';
 import { jobsRepo } from '../src/modules/knowledge/jobs-repo.js';
@@ -22,6 +20,7 @@ import {
   uniqueEmail,
   type TestUser,
 } from './helpers/factories.js';
+import { recordUpload } from './helpers/knowledge.js';
 
 /**
  * The authorization matrix: every route the app registers, a sample request for it, and the status
@@ -363,30 +362,16 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
    */
   async function kbDocument(): Promise<KbDocument> {
     const docKey = `matrix-${randomBytes(5).toString('hex')}`;
-    const bytes = Buffer.from(`Statins lower LDL cholesterol (${docKey}).\n`);
-    const documentId = randomUUID();
-    const storageKey = `kb/${documentId}/original`;
-    await t.deps.files.put(storageKey, Readable.from([bytes]));
-    const { job, created } = await t.deps.knowledge.knowledge.register(
+    const { id: documentId, jobId } = await recordUpload(
+      t.deps,
       operator,
-      {
-        documentId,
-        storageKey,
-        title: `Matrix ${docKey}`,
-        category: 'cardiology',
-        docKey,
-        filename: 'matrix.txt',
-        contentType: 'text/plain',
-        sizeBytes: bytes.length,
-        contentHash: createHash('sha256').update(bytes).digest('hex'),
-      },
-      SYSTEM_CONTEXT,
+      docKey,
+      `Statins lower LDL cholesterol (${docKey}).\n`,
     );
-    if (!created || job === null) throw new Error('the fixture upload made no new version');
     const db = t.deps.database.db;
-    await jobsRepo.update(db, job.id, { state: 'failed', retryCount: 3, finishedAt: new Date() });
+    await jobsRepo.update(db, jobId, { state: 'failed', retryCount: 3, finishedAt: new Date() });
     await documentsRepo.update(db, documentId, { status: 'failed', error: 'fixture failure' });
-    return { id: documentId, docKey, jobId: job.id };
+    return { id: documentId, docKey, jobId };
   }
 
   /** Every file under the file store's directory, temporary ones included. */

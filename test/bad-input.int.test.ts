@@ -1,7 +1,6 @@
-import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { inArray } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +14,6 @@ import {
   kbIndexingJobs,
   messages,
 } from '../src/db/schema/index.js';
-import { SYSTEM_CONTEXT } from '../src/modules/audit/service.js';
 import { messagesRepo } from '../src/modules/conversations/messages-repo.js';
 import { conversationsRepo } from '../src/modules/conversations/repo.js';
 import { jobsRepo } from '../src/modules/knowledge/jobs-repo.js';
@@ -35,6 +33,7 @@ import {
   uniqueEmail,
   type TestUser,
 } from './helpers/factories.js';
+import { recordUpload } from './helpers/knowledge.js';
 
 /**
  * Bad input for every registered route: a table gives each route a request it accepts and the bad
@@ -1414,34 +1413,8 @@ describe('bad input (PostgreSQL + Redis)', () => {
     return { ownerId: owner.id, id, messages: ids, forks };
   }
 
-  /** Stores `text` and records it as an upload of `docKey` by `by`, as the upload route does. */
-  async function kbUpload(
-    by: TestUser,
-    docKey: string,
-    text: string,
-    documentId: string = randomUUID(),
-  ): Promise<StoredDocument> {
-    const bytes = Buffer.from(text);
-    const storageKey = `kb/${documentId}/original`;
-    await t.deps.files.put(storageKey, Readable.from([bytes]));
-    const { job, created } = await t.deps.knowledge.knowledge.register(
-      by,
-      {
-        documentId,
-        storageKey,
-        title: `Fixture ${docKey}`,
-        category: 'cardiology',
-        docKey,
-        filename: 'fixture.txt',
-        contentType: 'text/plain',
-        sizeBytes: bytes.length,
-        contentHash: createHash('sha256').update(bytes).digest('hex'),
-      },
-      SYSTEM_CONTEXT,
-    );
-    if (!created || job === null) throw new Error('the fixture upload made no new version');
-    return { id: documentId, jobId: job.id };
-  }
+  const kbUpload = (by: TestUser, docKey: string, text: string): Promise<StoredDocument> =>
+    recordUpload(t.deps, by, docKey, text);
 
   /** Two versions of a doc_key (the current one failed indexing) and another pending document. */
   async function kbFixtures(by: TestUser): Promise<KbFixtures> {

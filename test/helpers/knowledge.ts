@@ -1,11 +1,13 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { sql, type SQL } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { queryRows } from '../../src/db/client.js';
+import { SYSTEM_CONTEXT } from '../../src/modules/audit/service.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import type { DocumentDto, JobDto } from '../../src/modules/knowledge/schema.js';
 import type { App } from '../../src/platform/http/types.js';
@@ -288,4 +290,37 @@ export function sampleText(topic: string, heading = 'Clinical Guidance'): string
     `Escalate to the registrar when the ${topic} score rises above five.`,
     '',
   ].join('\n');
+}
+
+/**
+ * Stores `text` and records it as a new upload of `docKey` by `by`, as the upload route does,
+ * without going through HTTP; returns the new document's and job's ids.
+ */
+export async function recordUpload(
+  deps: Deps,
+  by: { id: string; email: string },
+  docKey: string,
+  text: string,
+): Promise<{ id: string; jobId: string }> {
+  const bytes = Buffer.from(text);
+  const documentId = randomUUID();
+  const storageKey = `kb/${documentId}/original`;
+  await deps.files.put(storageKey, Readable.from([bytes]));
+  const { job, created } = await deps.knowledge.knowledge.register(
+    by,
+    {
+      documentId,
+      storageKey,
+      title: `Fixture ${docKey}`,
+      category: 'cardiology',
+      docKey,
+      filename: 'fixture.txt',
+      contentType: 'text/plain',
+      sizeBytes: bytes.length,
+      contentHash: createHash('sha256').update(bytes).digest('hex'),
+    },
+    SYSTEM_CONTEXT,
+  );
+  if (!created || job === null) throw new Error('the fixture upload made no new version');
+  return { id: documentId, jobId: job.id };
 }
