@@ -58,6 +58,7 @@ describe('auth (PostgreSQL + Redis)', () => {
   it.each([
     ['short', 'abc1234', 'fewer than 8'],
     ['common', 'Sunshine', 'too common'],
+    ['common (further down the list)', 'Password123', 'too common'],
     ['whitespace', '          ', 'whitespace'],
   ])('rejects a %s password with a field error', async (_kind, password, message) => {
     const err = errorOf(

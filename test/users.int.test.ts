@@ -106,6 +106,23 @@ describe('users (PostgreSQL + Redis)', () => {
     expect((await login(t.app, u.email, 'a brand new passphrase')).statusCode).toBe(200);
   });
 
+  it('refuses a common new password whatever its case (password123 is on the ranked list)', async () => {
+    const u = await createUser(t.app, t.deps);
+    for (const newPassword of ['password123', 'Password123']) {
+      const err = errorOf(
+        await call('POST', '/api/users/me/change-password', u.access, {
+          old_password: PASSWORD,
+          new_password: newPassword,
+        }),
+        422,
+      );
+      expect(err.details).toEqual([
+        { field: 'body.new_password', message: 'is too common; choose a less guessable password' },
+      ]);
+    }
+    expect((await login(t.app, u.email)).statusCode).toBe(200);
+  });
+
   it('deletes the own account with everything it owns; the audit keeps the id, not the email', async () => {
     const u = await createUser(t.app, t.deps);
     const db = t.deps.database.db;
