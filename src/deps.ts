@@ -104,6 +104,8 @@ export async function createDeps(
   );
   const conversations = new ConversationsService(database.db, audit);
   const messages = new MessageService(database.db);
+  metrics.countCache('l1', signer.cacheCounts);
+  metrics.countCache('l1', users.cacheCounts);
   const knowledge = await createKnowledge(config, database, files, audit, log);
   const rateLimiter = new RateLimiter(kv, log, () => now().getTime());
   const health = new HealthService(

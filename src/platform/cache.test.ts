@@ -18,6 +18,18 @@ describe('TtlCache', () => {
     expect({ hits: cache.hits, misses: cache.misses }).toEqual({ hits: 2, misses: 2 });
   });
 
+  it('keeps its counts when cleared or emptied, so a counter reading them never goes down', () => {
+    const cache = new TtlCache<string>(1000);
+    cache.set('a', 'A');
+    cache.get('a');
+    cache.get('b');
+    cache.delete('a');
+    cache.clear();
+    expect({ hits: cache.hits, misses: cache.misses }).toEqual({ hits: 1, misses: 1 });
+    cache.get('a');
+    expect({ hits: cache.hits, misses: cache.misses }).toEqual({ hits: 1, misses: 2 });
+  });
+
   it('stores nothing with a zero TTL', () => {
     const cache = new TtlCache<number>(0);
     cache.set('a', 1);

@@ -1,11 +1,18 @@
+/** Look-ups counted since a cache was made; the numbers only grow (clearing keeps them). */
+export interface CacheCounts {
+  readonly hits: number;
+  readonly misses: number;
+}
+
 /**
  * A bounded in-process cache with per-entry expiry (the L1 layer). Oldest entries are dropped
  * first when it is full. Not shared between instances: keep TTLs short where staleness matters.
+ * Hits and misses are plain integers, read by the metrics at scrape time, not per look-up.
  */
-export class TtlCache<V> {
+export class TtlCache<V> implements CacheCounts {
   private readonly entries = new Map<string, { value: V; expiresAt: number }>();
-  hits = 0;
-  misses = 0;
+  private hitCount = 0;
+  private missCount = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -17,10 +24,10 @@ export class TtlCache<V> {
     const entry = this.entries.get(key);
     if (entry === undefined || entry.expiresAt <= this.now()) {
       if (entry !== undefined) this.entries.delete(key);
-      this.misses += 1;
+      this.missCount += 1;
       return undefined;
     }
-    this.hits += 1;
+    this.hitCount += 1;
     return entry.value;
   }
 
@@ -40,6 +47,14 @@ export class TtlCache<V> {
 
   clear(): void {
     this.entries.clear();
+  }
+
+  get hits(): number {
+    return this.hitCount;
+  }
+
+  get misses(): number {
+    return this.missCount;
   }
 
   get size(): number {

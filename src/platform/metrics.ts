@@ -1,10 +1,15 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CacheCounts } from './cache.js';
+
+/** Cache layers of cache_requests_total: `l1` is the in-process TtlCache of each instance. */
+export type CacheLayer = 'l1';
 
 /** Every metric the service exports, registered once per process on its own registry. */
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
+  const cache = cacheRequestsCounter(registers);
   return {
     registry,
     httpRequests: new Counter({
@@ -45,12 +50,9 @@ export function createMetrics() {
       labelNames: ['state'] as const,
       registers,
     }),
-    cacheRequests: new Counter({
-      name: 'cache_requests_total',
-      help: 'Cache look-ups, by layer and result',
-      labelNames: ['layer', 'result'] as const,
-      registers,
-    }),
+    cacheRequests: cache.counter,
+    /** Makes a cache's hits and misses part of cache_requests_total{layer}. */
+    countCache: cache.watch,
     circuitBreakerState: new Gauge({
       name: 'circuit_breaker_state',
       help: 'Circuit breaker state per dependency: 0 closed, 1 half-open, 2 open',
@@ -73,3 +75,38 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+interface WatchedCache {
+  layer: CacheLayer;
+  counts: CacheCounts;
+  /** What was last added to the counter from this cache. */
+  seen: { hits: number; misses: number };
+}
+
+/**
+ * cache_requests_total{layer,result}, read from the caches' own integer counts when scraped, so a
+ * look-up on the request path costs no label lookup. Each scrape adds what every cache counted
+ * since the previous one; a count that went down (a cache replaced) adds nothing, so the counter
+ * never decreases.
+ */
+function cacheRequestsCounter(registers: Registry[]) {
+  const watched: WatchedCache[] = [];
+  const counter = new Counter({
+    name: 'cache_requests_total',
+    help: 'Cache look-ups, by layer and result',
+    labelNames: ['layer', 'result'] as const,
+    registers,
+    collect() {
+      for (const cache of watched) {
+        const { hits, misses } = cache.counts;
+        this.inc({ layer: cache.layer, result: 'hit' }, Math.max(0, hits - cache.seen.hits));
+        this.inc({ layer: cache.layer, result: 'miss' }, Math.max(0, misses - cache.seen.misses));
+        cache.seen = { hits, misses };
+      }
+    },
+  });
+  const watch = (layer: CacheLayer, counts: CacheCounts): void => {
+    watched.push({ layer, counts, seen: { hits: 0, misses: 0 } });
+  };
+  return { counter, watch };
+}

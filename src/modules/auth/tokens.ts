@@ -3,7 +3,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import { unauthorized } from '../../errors.js';
-import { TtlCache } from '../../platform/cache.js';
+import { TtlCache, type CacheCounts } from '../../platform/cache.js';
 
 export type TokenType = 'access' | 'refresh';
 
@@ -43,6 +43,11 @@ export class TokenSigner {
   ) {
     this.key = new TextEncoder().encode(secret);
     this.verified = new TtlCache(VERIFIED_TTL_MS, VERIFIED_MAX, now);
+  }
+
+  /** Hits and misses of the verified-token cache, for cache_requests_total. */
+  get cacheCounts(): CacheCounts {
+    return this.verified;
   }
 
   async issuePair(userId: string, familyId: string = randomUUID()): Promise<IssuedPair> {

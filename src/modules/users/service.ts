@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.js';
 import type { UserRow } from '../../db/schema/index.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { AppError, conflict, notFound } from '../../errors.js';
-import { TtlCache } from '../../platform/cache.js';
+import { TtlCache, type CacheCounts } from '../../platform/cache.js';
 import { userEvent, type AuditService, type RequestContext } from '../audit/service.js';
 import { auditRepo } from '../audit/repo.js';
 import { emailDigest } from '../audit/hash.js';
@@ -51,6 +51,11 @@ export class UsersService {
     const row = await usersRepo.findById(this.db, id);
     if (row !== undefined) this.cache.set(id, row);
     return row;
+  }
+
+  /** Hits and misses of the user row cache, for cache_requests_total. */
+  get cacheCounts(): CacheCounts {
+    return this.cache;
   }
 
   forget(id: string): void {
