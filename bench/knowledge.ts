@@ -14,12 +14,14 @@ import { chunkPages } from '../src/modules/knowledge/chunk.js';
 import type { SupportedType } from '../src/modules/knowledge/content-type.js';
 import { extractPages } from '../src/modules/knowledge/extract.js';
 import { Indexer } from '../src/modules/knowledge/indexer.js';
+import { jobStateCounter } from '../src/modules/knowledge/job-states.js';
 import { SearchService } from '../src/modules/knowledge/search.js';
 import { KnowledgeService, type StoredUpload } from '../src/modules/knowledge/service.js';
 import type { SelfActor } from '../src/modules/users/service.js';
 import { usersRepo } from '../src/modules/users/repo.js';
 import { LocalDirectoryStore } from '../src/platform/file-store.js';
 import { createLogger } from '../src/platform/logger.js';
+import { createMetrics } from '../src/platform/metrics.js';
 import { createEmbeddings, type EmbeddingsProvider } from '../src/providers/embeddings/index.js';
 import { expansions, tokenize } from '../src/providers/embeddings/text.js';
 import {
@@ -321,6 +323,7 @@ async function wire(key: Backend['key'], database: Database, dir: string): Promi
   const timedEmbeddings = new TimedEmbeddings(embeddings);
   const vectors = new TimedVectors(store);
   const statements = new StatementTimer();
+  const states = jobStateCounter(createMetrics().kbJobs);
   const indexer = new Indexer(
     statements.wrap(db),
     files,
@@ -328,11 +331,12 @@ async function wire(key: Backend['key'], database: Database, dir: string): Promi
     vectors,
     log,
     INDEXER_OPTIONS,
+    states,
   );
   const audit = new AuditService(db, () => new Date());
   // Jobs are run by the benchmark itself (Indexer.run, timed) rather than by the worker's queue.
   const sink = { enqueue: () => Promise.resolve() };
-  const knowledge = new KnowledgeService(db, files, vectors, audit, sink, log, MAX_RETRIES);
+  const knowledge = new KnowledgeService(db, files, vectors, audit, sink, log, MAX_RETRIES, states);
   const search = new SearchService(db, embeddings, store);
   const id = randomUUID();
   await usersRepo.insert(db, {

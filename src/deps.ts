@@ -106,7 +106,7 @@ export async function createDeps(
   const messages = new MessageService(database.db);
   metrics.countCache('l1', signer.cacheCounts);
   metrics.countCache('l1', users.cacheCounts);
-  const knowledge = await createKnowledge(config, database, files, audit, log);
+  const knowledge = await createKnowledge(config, database, files, audit, log, metrics.kbJobs);
   const rateLimiter = new RateLimiter(kv, log, () => now().getTime());
   const health = new HealthService(
     serviceVersion(),

@@ -10,9 +10,11 @@ import { runMigrations } from '../../src/db/migrate.js';
 import { users } from '../../src/db/schema/index.js';
 import { SYSTEM_CONTEXT, AuditService } from '../../src/modules/audit/service.js';
 import { Indexer } from '../../src/modules/knowledge/indexer.js';
+import { jobStateCounter } from '../../src/modules/knowledge/job-states.js';
 import { SearchService, type SearchTuning } from '../../src/modules/knowledge/search.js';
 import { KnowledgeService } from '../../src/modules/knowledge/service.js';
 import { LocalDirectoryStore } from '../../src/platform/file-store.js';
+import { createMetrics } from '../../src/platform/metrics.js';
 import type { EmbeddingsProvider } from '../../src/providers/embeddings/types.js';
 import { createVectorStore, type VectorStore } from '../../src/providers/vectorstore/index.js';
 
@@ -65,14 +67,13 @@ export async function indexCorpus(
     const log = pino({ level: 'silent' });
     const files = new LocalDirectoryStore(dir);
     const vectors = createVectorStore({ kind: 'embedded', db, maxStalenessMs: 0 });
-    const indexer = new Indexer(db, files, embeddings, vectors, log, {
-      leaseMs: 60_000,
-      retryBaseMs: 1000,
-      batchSize: 32,
-    });
+    const states = jobStateCounter(createMetrics().kbJobs);
+    const options = { leaseMs: 60_000, retryBaseMs: 1000, batchSize: 32 };
+    const indexer = new Indexer(db, files, embeddings, vectors, log, options, states);
     const jobs: string[] = [];
     const sink = { enqueue: (id: string) => Promise.resolve(void jobs.push(id)) };
-    const knowledge = new KnowledgeService(db, files, vectors, new AuditService(db), sink, log, 0);
+    const audit = new AuditService(db);
+    const knowledge = new KnowledgeService(db, files, vectors, audit, sink, log, 0, states);
     const actor = { id: randomUUID(), email: 'eval@example.test' };
     await db
       .insert(users)

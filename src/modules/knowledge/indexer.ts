@@ -10,6 +10,7 @@ import { expandAbbreviations } from './abbreviations.js';
 import { chunkPages, type Chunk } from './chunk.js';
 import type { SupportedType } from './content-type.js';
 import { ExtractionError, extractPages } from './extract.js';
+import type { JobStateCounter } from './job-states.js';
 import { jobsRepo } from './jobs-repo.js';
 import { documentsRepo } from './repo.js';
 
@@ -47,11 +48,13 @@ export class Indexer {
     private readonly vectors: VectorStore,
     private readonly log: Logger,
     private readonly options: IndexerOptions,
+    private readonly states: JobStateCounter,
   ) {}
 
   async run(jobId: string): Promise<RunOutcome> {
     const job = await jobsRepo.claim(this.db, jobId, this.options.leaseMs);
     if (job === undefined) return { kind: 'skipped' };
+    this.states.reached('running');
     const document = await documentsRepo.find(this.db, job.documentId);
     if (document === undefined) return { kind: 'skipped' };
     const renewal = setInterval(() => {
@@ -100,6 +103,7 @@ export class Indexer {
       return true;
     });
     if (!live) throw new JobLost();
+    this.states.reached('completed');
     await this.vectors.deleteByDocument(document.id, { exceptJobId: job.id });
     return { kind: 'completed' };
   }
@@ -175,6 +179,7 @@ export class Indexer {
       return true;
     });
     if (!recorded) return { kind: 'superseded' };
+    this.states.reached(retry ? 'pending' : 'failed');
     return retry ? { kind: 'retry', delayMs } : { kind: 'failed' };
   }
 }

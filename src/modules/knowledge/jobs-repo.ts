@@ -102,12 +102,15 @@ export const jobsRepo = {
     return row;
   },
 
-  async supersede(tx: Db, ids: readonly string[], by: string): Promise<void> {
-    if (ids.length === 0) return;
-    await tx
+  /** Marks the jobs superseded by `by`; the number of jobs it changed. */
+  async supersede(tx: Db, ids: readonly string[], by: string): Promise<number> {
+    if (ids.length === 0) return 0;
+    const rows = await tx
       .update(kbIndexingJobs)
       .set({ state: 'superseded', supersededBy: by, leaseUntil: null, updatedAt: sql`now()` })
-      .where(inArray(kbIndexingJobs.id, [...ids]));
+      .where(inArray(kbIndexingJobs.id, [...ids]))
+      .returning({ id: kbIndexingJobs.id });
+    return rows.length;
   },
 
   /** Makes every running job claimable again (their runner is known to be gone). */

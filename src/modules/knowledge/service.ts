@@ -8,6 +8,7 @@ import type { Logger } from '../../platform/logger.js';
 import type { VectorStore } from '../../providers/vectorstore/types.js';
 import type { AuditService, RequestContext } from '../audit/service.js';
 import type { SelfActor } from '../users/service.js';
+import type { JobStateCounter } from './job-states.js';
 import { jobsRepo, type JobFilter } from './jobs-repo.js';
 import { documentsRepo } from './repo.js';
 
@@ -50,6 +51,7 @@ export class KnowledgeService {
     private readonly jobs: JobSink,
     private readonly log: Logger,
     private readonly maxRetries: number,
+    private readonly states: JobStateCounter,
   ) {}
 
   /**
@@ -81,7 +83,7 @@ export class KnowledgeService {
       const current = await documentsRepo.lockCurrent(tx, upload.docKey);
       if (current?.contentHash === upload.contentHash) {
         const job = (await jobsRepo.latestFor(tx, [current.id])).get(current.id) ?? null;
-        return { document: current, job, created: false, superseded: null };
+        return { document: current, job, created: false, superseded: null, supersededJobs: 0 };
       }
       const version = (await documentsRepo.lastVersion(tx, upload.docKey)) + 1;
       const { documentId, ...fields } = upload;
@@ -99,25 +101,38 @@ export class KnowledgeService {
         docKey: upload.docKey,
         maxRetries: this.maxRetries,
       });
-      if (current !== undefined) {
-        await jobsRepo.supersede(tx, await documentsRepo.unfinishedJobIds(tx, current.id), job.id);
-      }
+      const supersededJobs =
+        current === undefined
+          ? 0
+          : await jobsRepo.supersede(
+              tx,
+              await documentsRepo.unfinishedJobIds(tx, current.id),
+              job.id,
+            );
       const details = { doc_key: upload.docKey, version, size_bytes: upload.sizeBytes };
       await this.audit.append(tx, kbEvent('kb.document.uploaded', actor, documentId, details), ctx);
       const updated = current === undefined ? null : current.id;
-      return { document, job, created: true, superseded: updated };
+      return { document, job, created: true, superseded: updated, supersededJobs };
     });
   }
 
   private async afterRegister(
     upload: StoredUpload,
-    result: DocumentWithJob & { created: boolean; superseded: string | null },
+    result: DocumentWithJob & {
+      created: boolean;
+      superseded: string | null;
+      supersededJobs: number;
+    },
   ): Promise<void> {
     if (!result.created) {
       await this.files.delete(upload.storageKey);
       return;
     }
-    if (result.job !== null) await this.jobs.enqueue(result.job.id);
+    this.states.reached('superseded', result.supersededJobs);
+    if (result.job !== null) {
+      this.states.reached('pending');
+      await this.jobs.enqueue(result.job.id);
+    }
     // Superseded chunks are never returned (the database says so); dropping their vectors frees space.
     if (result.superseded !== null) {
       await this.vectors.deleteByDocument(result.superseded).catch((err: unknown) => {
@@ -181,13 +196,15 @@ export class KnowledgeService {
         docKey: document.docKey,
         maxRetries: this.maxRetries,
       });
-      await jobsRepo.supersede(tx, unfinished, job.id);
+      const supersededJobs = await jobsRepo.supersede(tx, unfinished, job.id);
       const updated = await documentsRepo.update(tx, id, { status: 'uploaded', error: null });
       await this.audit.append(tx, kbEvent('kb.document.reindexed', actor, id, {}), ctx);
-      return { document: updated ?? document, job };
+      return { document: updated ?? document, job, supersededJobs };
     });
+    this.states.reached('superseded', result.supersededJobs);
+    this.states.reached('pending');
     await this.jobs.enqueue(result.job.id);
-    return result;
+    return { document: result.document, job: result.job };
   }
 
   async jobsPage(filter: JobFilter, offset: number, limit: number) {
@@ -225,6 +242,7 @@ export class KnowledgeService {
       );
       return updated ?? current;
     });
+    this.states.reached('pending');
     await this.jobs.enqueue(job.id);
     return job;
   }
