@@ -1,10 +1,10 @@
 # The two commands a newcomer needs: `make run` and `make test`. Everything they need is installed
-# by these targets (npm packages; PostgreSQL and Redis from Debian for the tests).
+# by these targets (npm packages; PostgreSQL, Redis and promtool from Debian for the tests).
 
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev test lint typecheck format build bench bench-conversations bench-knowledge services clean
+.PHONY: run dev test lint typecheck format build bench bench-conversations bench-knowledge services tools clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -26,6 +26,10 @@ dev: $(STAMP)
 services:
 	bash scripts/ensure-services.sh
 
+## Command-line tools the tests call: promtool (Debian package prometheus; its server is not started).
+tools:
+	bash scripts/ensure-tools.sh
+
 typecheck: $(STAMP)
 	npx tsc -p tsconfig.json --noEmit
 
@@ -37,7 +41,7 @@ format: $(STAMP)
 	npx prettier --write .
 
 ## Lint, then the whole suite against the real local PostgreSQL and Redis (and PGlite).
-test: $(STAMP) services lint
+test: $(STAMP) services tools lint
 	npx vitest run
 
 ## Benchmarks of bench/ (needs PostgreSQL and Redis); results are written to BENCHMARKS.md.
