@@ -9,6 +9,7 @@ import { knowledgeRoutes } from './modules/knowledge/routes.js';
 import { usersRoutes } from './modules/users/routes.js';
 import { configureBodies } from './platform/http/body.js';
 import { registerDocs } from './platform/http/docs.js';
+import { ErrorEnvelope } from './platform/http/envelope.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
 import { registerRequestHooks } from './platform/http/request-hooks.js';
 import { lazyChildLoggerFactory } from './platform/http/request-logger.js';
@@ -59,6 +60,7 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   configureBodies(fastify);
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(createValidatorCompiler());
+  app.addSchema(ErrorEnvelope);
   registerErrorHandling(app);
 
   registerRequestHooks(app, deps.log, metrics);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -198,7 +199,7 @@ describe('health and readiness (embedded PGlite)', () => {
     expect(res.json()).toMatchObject({ status: 'ok', version: expect.stringMatching(/^2\.0\./) });
   });
 
-  it('GET /ready answers 503 once the database is gone', async () => {
+  it('GET /ready answers 503 once the database is gone, and HEAD /ready too', async () => {
     await t.deps.database.close();
     const res = await t.app.inject({ method: 'GET', url: '/ready' });
     expect(res.statusCode).toBe(503);
@@ -206,6 +207,71 @@ describe('health and readiness (embedded PGlite)', () => {
     expect(body.status).toBe('not_ready');
     expect(body.checks.postgres).toBe(false);
     expect(body.checks.redis).toBe(true);
+    const head = await t.app.inject({ method: 'HEAD', url: '/ready' });
+    expect(head.statusCode).toBe(503);
+    expect(head.body).toBe('');
+  });
+});
+
+describe('HEAD probes, as load balancers send them', () => {
+  let t: TestApp;
+  let port: number;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  beforeAll(async () => {
+    t = await createTestApp({ backend: 'pglite', env: { RATE_LIMIT_HEALTH_PER_MINUTE: '6' } });
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = t.app.server.address();
+    port = typeof address === 'object' && address !== null ? address.port : 0;
+  });
+  afterAll(async () => {
+    agent.destroy();
+    await t.close();
+  });
+
+  /** One request on the shared keep-alive connection: status, headers and the bytes of the body. */
+  const send = (method: string, path: string) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; body: string }>(
+      (resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, method, path, agent }, (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      },
+    );
+
+  it('answers HEAD like GET, without a body, on a connection that stays usable', async () => {
+    for (const path of ['/health', '/ready']) {
+      const get = await send('GET', path);
+      const head = await send('HEAD', path);
+      expect(head.status).toBe(get.status);
+      expect(head.body).toBe('');
+      expect(head.headers['content-type']).toBe(get.headers['content-type']);
+      expect(head.headers['content-length']).toBe(get.headers['content-length']);
+      expect(head.headers['x-request-id']).toMatch(UUID);
+      expect(head.headers['x-ratelimit-limit']).toBeDefined();
+    }
+    expect((await send('GET', '/health')).status).toBe(200); // the connection still works
+  });
+
+  it('counts HEAD and GET against the same probe limit', async () => {
+    // Two GETs and one HEAD of /health above: three of the six are left, whichever the method.
+    const first = await send('HEAD', '/health');
+    expect(first.headers['x-ratelimit-remaining']).toBe('2');
+    expect((await send('GET', '/health')).headers['x-ratelimit-remaining']).toBe('1');
+    expect((await send('HEAD', '/health')).headers['x-ratelimit-remaining']).toBe('0');
+    const limited = await send('GET', '/health');
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toBeDefined();
+    const limitedHead = await send('HEAD', '/health');
+    expect(limitedHead.status).toBe(429);
+    expect(limitedHead.body).toBe('');
+  });
+
+  it('is not offered on other routes: HEAD /metrics is an unknown route', async () => {
+    expect((await send('HEAD', '/metrics')).status).toBe(404);
   });
 });
 

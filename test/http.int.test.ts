@@ -15,9 +15,13 @@ describe('HTTP contract', () => {
     t = await createTestApp({
       backend: 'pglite',
       beforeReady: (app) => {
-        app.get('/api/test/boom', { config: { auth: 'none' } }, () => {
-          throw new Error('relation "secret_table" does not exist at SELECT * FROM secret_table');
-        });
+        app.get(
+          '/api/test/boom',
+          { config: { auth: 'none' }, schema: { operationId: 'testBoom' } },
+          () => {
+            throw new Error('relation "secret_table" does not exist at SELECT * FROM secret_table');
+          },
+        );
       },
     });
   });
@@ -69,10 +73,10 @@ describe('HTTP contract', () => {
       const success = Object.keys(op.responses).filter((s) => s.startsWith('2'));
       expect(success.length, `${route.method} ${path} success response`).toBeGreaterThan(0);
       expect(Object.keys(op.responses), `${route.method} ${path}`).toContain('500');
-      if (route.auth !== 'none') {
-        expect(op.security, `${route.method} ${path}`).toEqual([{ bearerAuth: [] }]);
-        expect(Object.keys(op.responses)).toContain('401');
-      }
+      const roles = route.auth === 'admin' ? ['admin'] : [];
+      const security = route.auth === 'none' ? [] : [{ bearerAuth: roles }];
+      expect(op.security, `${route.method} ${path}`).toEqual(security);
+      if (route.auth !== 'none') expect(Object.keys(op.responses)).toContain('401');
       if (route.auth === 'admin') expect(Object.keys(op.responses)).toContain('403');
       if (route.rateLimited) expect(Object.keys(op.responses)).toContain('429');
     }
@@ -123,10 +127,14 @@ describe('while shutting down', () => {
     const t = await createTestApp({
       backend: 'pglite',
       beforeReady: (app) => {
-        app.get('/api/test/slow', { config: { auth: 'none' } }, async () => {
-          await gate;
-          return { ok: true };
-        });
+        app.get(
+          '/api/test/slow',
+          { config: { auth: 'none' }, schema: { operationId: 'testSlow' } },
+          async () => {
+            await gate;
+            return { ok: true };
+          },
+        );
       },
     });
     const inFlight = t.app.inject({ method: 'GET', url: '/api/test/slow' });

@@ -30,12 +30,16 @@ function slowRoute(ms: number) {
       timers.forEach(clearTimeout);
     },
     install: (app: App, after?: () => Promise<void>) => {
-      app.get('/slow', { config: { auth: 'none' } }, async () => {
-        started();
-        await new Promise((r) => timers.push(setTimeout(r, ms)));
-        await after?.();
-        return { done: true };
-      });
+      app.get(
+        '/slow',
+        { config: { auth: 'none' }, schema: { operationId: 'testSlow' } },
+        async () => {
+          started();
+          await new Promise((r) => timers.push(setTimeout(r, ms)));
+          await after?.();
+          return { done: true };
+        },
+      );
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import { notFound } from '../../errors.js';
-import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
+import { Envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import { callerOf, contextOf, type App } from '../../platform/http/types.js';
 import type { UserRow } from '../../db/schema/index.js';
 import { Message, User, toUserDto, type UserDto } from '../users/schema.js';
@@ -30,9 +30,10 @@ export function authRoutes(
       },
       schema: {
         tags,
+        operationId: 'registerUser',
         summary: 'Create an account',
         body: RegisterBody,
-        response: { 201: Envelope(User), 409: { ...ErrorEnvelope, description: 'Email taken' } },
+        response: { 201: Envelope(User), 409: errorResponse('Email taken') },
       },
     },
     async (request, reply) => {
@@ -50,6 +51,7 @@ export function authRoutes(
       },
       schema: {
         tags,
+        operationId: 'login',
         summary: 'Exchange email and password for a token pair',
         description:
           'Wrong email or password: 401. Inactive account: 403. Five failures within 15 minutes ' +
@@ -57,8 +59,8 @@ export function authRoutes(
         body: LoginBody,
         response: {
           200: Envelope(TokenPair),
-          401: { ...ErrorEnvelope, description: 'Invalid email or password' },
-          403: { ...ErrorEnvelope, description: 'Account is inactive' },
+          401: errorResponse('Invalid email or password'),
+          403: errorResponse('Account is inactive'),
         },
       },
     },
@@ -74,12 +76,13 @@ export function authRoutes(
       config: { auth: 'none' },
       schema: {
         tags,
+        operationId: 'refreshTokens',
         summary: 'Rotate a refresh token into a new pair',
         description: 'Single use: presenting a used refresh token revokes its whole family.',
         body: RefreshBody,
         response: {
           200: Envelope(TokenPair),
-          401: { ...ErrorEnvelope, description: 'Invalid, expired, used or revoked token' },
+          401: errorResponse('Invalid, expired, used or revoked token'),
         },
       },
     },
@@ -95,6 +98,7 @@ export function authRoutes(
       config: { auth: 'user' },
       schema: {
         tags,
+        operationId: 'logout',
         summary: 'Revoke the presented access token and its refresh family',
         response: { 200: Envelope(Message) },
       },
@@ -120,7 +124,12 @@ export function authRoutes(
     '/api/auth/me',
     {
       config: { auth: 'user' },
-      schema: { tags, summary: 'The current user', response: { 200: Envelope(User) } },
+      schema: {
+        tags,
+        operationId: 'getCurrentUser',
+        summary: 'The current user',
+        response: { 200: Envelope(User) },
+      },
     },
     // The row authentication has just read (DECISIONS 2: cached for under a second, dropped on
     // every change made through this instance), not a second query per request.

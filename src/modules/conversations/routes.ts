@@ -1,4 +1,4 @@
-import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
+import { Envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import { callerOf, contextOf, type App } from '../../platform/http/types.js';
 import type { BranchSummary } from './messages-repo.js';
 import type { MessageService } from './messages.js';
@@ -22,7 +22,7 @@ import {
 import type { ConversationsService } from './service.js';
 
 const tags = ['conversations'];
-const notFound = (description: string) => ({ 404: { ...ErrorEnvelope, description } });
+const notFound = (description: string) => ({ 404: errorResponse(description) });
 const noConversation = notFound('No such conversation of the caller');
 
 const toBranchDto = (b: BranchSummary): BranchDto => ({
@@ -47,6 +47,7 @@ export function conversationsRoutes(
       ...user,
       schema: {
         tags,
+        operationId: 'listConversations',
         summary: 'Page of own conversations, most recently active first',
         querystring: ListQuery,
         response: { 200: Envelope(ConversationPage) },
@@ -71,6 +72,7 @@ export function conversationsRoutes(
       ...user,
       schema: {
         tags,
+        operationId: 'createConversation',
         summary: 'Start a conversation (with its main branch)',
         body: CreateBody,
         response: { 201: Envelope(Conversation) },
@@ -89,6 +91,7 @@ export function conversationsRoutes(
       ...user,
       schema: {
         tags,
+        operationId: 'getConversation',
         summary: 'One own conversation',
         params: ConversationIdParams,
         response: { 200: Envelope(Conversation), ...noConversation },
@@ -106,6 +109,7 @@ export function conversationsRoutes(
       ...user,
       schema: {
         tags,
+        operationId: 'updateConversation',
         summary: 'Change any of title, archived, folder_id (null removes the folder)',
         params: ConversationIdParams,
         body: UpdateBody,
@@ -134,6 +138,7 @@ export function conversationsRoutes(
       ...user,
       schema: {
         tags,
+        operationId: 'deleteConversation',
         summary: 'Delete an own conversation with all its branches and messages',
         params: ConversationIdParams,
         response: { 200: Envelope(Deleted), ...noConversation },
@@ -155,6 +160,7 @@ export function conversationsRoutes(
       ...user,
       schema: {
         tags,
+        operationId: 'createBranch',
         summary: 'Fork the conversation after a message of any of its branches',
         description:
           'The new branch’s thread is the thread of the branch holding `parent_message_id`, up to and including that message. `initial_message` is stored as its first user message.',
@@ -189,6 +195,7 @@ export function conversationsRoutes(
       ...user,
       schema: {
         tags,
+        operationId: 'listBranches',
         summary: 'Branches of an own conversation, main first, then oldest first',
         params: ConversationIdParams,
         response: { 200: Envelope(BranchList), ...noConversation },
@@ -209,6 +216,7 @@ export function conversationsRoutes(
       ...user,
       schema: {
         tags,
+        operationId: 'listMessages',
         summary: 'The thread of a branch, oldest first',
         description:
           'The newest `limit` messages of the branch’s whole thread (inherited messages included), oldest first; `before` pages further back. `total` is the length of the whole thread.',

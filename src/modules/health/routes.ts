@@ -22,42 +22,56 @@ const Readiness = Type.Object({
   timestamp: Type.Number(),
 });
 
-/** Probes answer bare objects (DECISIONS 1); /metrics is Prometheus text. */
+/** The media type of the Prometheus text exposition format /metrics answers in. */
+export const PROMETHEUS_TEXT = 'text/plain; version=0.0.4';
+
+/**
+ * Probes answer bare objects (DECISIONS 1); /metrics is Prometheus text. /health and /ready also
+ * answer HEAD (load balancers probe with it): the same status and headers, no body.
+ */
 export function healthRoutes(
   app: App,
   deps: { health: HealthService; metrics: Metrics; limits: Config['rateLimit'] },
 ): void {
   const { health, metrics, limits } = deps;
-  app.get(
-    '/health',
-    {
+  for (const method of ['GET', 'HEAD'] as const) {
+    const verb = method === 'GET' ? 'get' : 'head';
+    const noBody = method === 'HEAD' ? ' (HEAD: the same answer without a body)' : '';
+    app.route({
+      method,
+      url: '/health',
       config: {
         auth: 'none',
         rateLimit: { name: 'health', max: limits.healthPerMinute, windowSeconds: 60 },
       },
-      schema: { tags, summary: 'Liveness', response: { 200: Liveness } },
-    },
-    () => health.liveness(),
-  );
+      schema: {
+        tags,
+        operationId: `${verb}Health`,
+        summary: `Liveness${noBody}`,
+        response: { 200: Liveness },
+      },
+      handler: () => health.liveness(),
+    });
 
-  app.get(
-    '/ready',
-    {
+    app.route({
+      method,
+      url: '/ready',
       config: {
         auth: 'none',
         rateLimit: { name: 'ready', max: limits.readyPerMinute, windowSeconds: 60 },
       },
       schema: {
         tags,
-        summary: 'Readiness of every dependency; 503 when any is down',
+        operationId: `${verb}Readiness`,
+        summary: `Readiness of every dependency; 503 when any is down${noBody}`,
         response: { 200: Readiness, 503: Readiness },
       },
-    },
-    async (_request, reply) => {
-      const result = await health.readiness();
-      return reply.code(result.status === 'ready' ? 200 : 503).send(result);
-    },
-  );
+      handler: async (_request, reply) => {
+        const result = await health.readiness();
+        return reply.code(result.status === 'ready' ? 200 : 503).send(result);
+      },
+    });
+  }
 
   app.get(
     '/metrics',
@@ -65,8 +79,14 @@ export function healthRoutes(
       config: { auth: 'none' },
       schema: {
         tags,
+        operationId: 'getMetrics',
         summary: 'Prometheus metrics',
-        response: { 200: { type: 'string', description: 'Prometheus text exposition format' } },
+        response: {
+          200: {
+            description: 'Prometheus text exposition format',
+            content: { [PROMETHEUS_TEXT]: { schema: { type: 'string' } } },
+          },
+        },
       },
     },
     async (_request, reply) =>

@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
-import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
+import { Envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import { callerOf, contextOf, type App } from '../../platform/http/types.js';
 import type { FileStore } from '../../platform/file-store.js';
 import {
@@ -25,7 +25,7 @@ import { MAX_UPLOAD_BYTES, receiveUpload } from './upload.js';
 
 const tags = ['knowledge base'];
 const admin = { config: { auth: 'admin' as const } };
-const notFound = (what: string) => ({ 404: { ...ErrorEnvelope, description: `No such ${what}` } });
+const notFound = (what: string) => ({ 404: errorResponse(`No such ${what}`) });
 
 export interface KnowledgeRouteDeps {
   knowledge: KnowledgeService;
@@ -48,6 +48,7 @@ export async function knowledgeRoutes(app: App, deps: KnowledgeRouteDeps): Promi
       ...admin,
       schema: {
         tags,
+        operationId: 'searchKnowledgeBase',
         summary: 'Hybrid search over indexed, current passages (what the assistant retrieves)',
         querystring: SearchQuery,
         response: { 200: Envelope(SearchResults) },
@@ -71,6 +72,7 @@ function uploadRoute(app: App, deps: KnowledgeRouteDeps): void {
       validatorCompiler: () => () => true,
       schema: {
         tags,
+        operationId: 'uploadDocument',
         summary: 'Upload a PDF or UTF-8 text document for indexing',
         description:
           'multipart/form-data: `file` (PDF or TXT by content, at most 50 MB), `title`, `category`, optional `doc_key` (default: slug of the title). 202 with the new version and its pending job; 200 with the existing document when the current version has the same content.',
@@ -79,11 +81,8 @@ function uploadRoute(app: App, deps: KnowledgeRouteDeps): void {
         response: {
           200: Envelope(Document),
           202: Envelope(Document),
-          413: { ...ErrorEnvelope, description: 'File over 50 MB; the server stops reading' },
-          415: {
-            ...ErrorEnvelope,
-            description: 'Not multipart, or the file is neither PDF nor UTF-8 text',
-          },
+          413: errorResponse('File over 50 MB; the server stops reading'),
+          415: errorResponse('Not multipart, or the file is neither PDF nor UTF-8 text'),
         },
       },
     },
@@ -106,6 +105,7 @@ function documentRoutes(app: App, knowledge: KnowledgeService): void {
       ...admin,
       schema: {
         tags,
+        operationId: 'listDocuments',
         summary: 'Documents, newest first (superseded versions included)',
         querystring: DocumentQuery,
         response: { 200: Envelope(DocumentPage) },
@@ -125,6 +125,7 @@ function documentRoutes(app: App, knowledge: KnowledgeService): void {
       ...admin,
       schema: {
         tags,
+        operationId: 'getDocument',
         summary: 'One document with its latest indexing job',
         params: DocumentIdParams,
         response: { 200: Envelope(Document), ...notFound('document') },
@@ -142,6 +143,7 @@ function documentRoutes(app: App, knowledge: KnowledgeService): void {
       ...admin,
       schema: {
         tags,
+        operationId: 'deleteDocument',
         summary: 'Delete a document version with its chunks, vectors, jobs and stored file',
         params: DocumentIdParams,
         response: {
@@ -162,12 +164,13 @@ function documentRoutes(app: App, knowledge: KnowledgeService): void {
       ...admin,
       schema: {
         tags,
+        operationId: 'reindexDocument',
         summary: 'Index the document again with a new job',
         params: DocumentIdParams,
         response: {
           202: Envelope(Document),
           ...notFound('document'),
-          409: { ...ErrorEnvelope, description: 'The document is a superseded version' },
+          409: errorResponse('The document is a superseded version'),
         },
       },
     },
@@ -189,6 +192,7 @@ function jobRoutes(app: App, knowledge: KnowledgeService): void {
       ...admin,
       schema: {
         tags,
+        operationId: 'listIndexingJobs',
         summary: 'Indexing jobs, newest first',
         querystring: JobQuery,
         response: { 200: Envelope(JobPage) },
@@ -207,6 +211,7 @@ function jobRoutes(app: App, knowledge: KnowledgeService): void {
       ...admin,
       schema: {
         tags,
+        operationId: 'getIndexingJob',
         summary: 'One indexing job with its progress',
         params: JobIdParams,
         response: { 200: Envelope(Job), ...notFound('job') },
@@ -221,12 +226,13 @@ function jobRoutes(app: App, knowledge: KnowledgeService): void {
       ...admin,
       schema: {
         tags,
+        operationId: 'retryIndexingJob',
         summary: 'Run a failed job again',
         params: JobIdParams,
         response: {
           202: Envelope(Job),
           ...notFound('job'),
-          409: { ...ErrorEnvelope, description: 'The job is not failed' },
+          409: errorResponse('The job is not failed'),
         },
       },
     },

@@ -116,12 +116,19 @@ export const SearchQuery = Type.Object(
   { additionalProperties: false },
 );
 /** The upload's form, for the API documentation: the route reads and checks the stream itself. */
-export const UploadForm = Type.Object({
-  file: Type.String({ format: 'binary', description: 'PDF or UTF-8 text, at most 50 MB' }),
-  title: Type.String({ minLength: 1, maxLength: 200 }),
-  category: Type.String({ minLength: 1, maxLength: 100 }),
-  doc_key: Type.Optional(Type.String({ pattern: DOC_KEY_PATTERN, maxLength: 128 })),
-});
+export const UploadForm = Type.Object(
+  {
+    file: Type.String({
+      format: 'binary',
+      contentMediaType: 'application/octet-stream',
+      description: 'PDF or UTF-8 text (typed by content, not by name), at most 50 MB',
+    }),
+    title: VisibleText(200),
+    category: Category,
+    doc_key: Type.Optional(Type.String({ pattern: DOC_KEY_PATTERN, maxLength: 128 })),
+  },
+  { additionalProperties: false },
+);
 
 export const DocumentIdParams = Type.Object({ document_id: Uuid }, { additionalProperties: false });
 export const JobIdParams = Type.Object({ job_id: Uuid }, { additionalProperties: false });

@@ -1,4 +1,4 @@
-import { Envelope, ErrorEnvelope, ok } from '../../platform/http/envelope.js';
+import { Envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import { callerOf, contextOf, type App } from '../../platform/http/types.js';
 import {
   AdminUpdateBody,
@@ -14,8 +14,8 @@ import {
 import type { UsersService } from './service.js';
 
 const tags = ['users'];
-const notFound = { 404: { ...ErrorEnvelope, description: 'No such user' } };
-const emailTaken = { 409: { ...ErrorEnvelope, description: 'Email taken' } };
+const notFound = { 404: errorResponse('No such user') };
+const emailTaken = { 409: errorResponse('Email taken') };
 
 export function usersRoutes(app: App, { users }: { users: UsersService }): void {
   const self = { config: { auth: 'user' as const } };
@@ -23,7 +23,15 @@ export function usersRoutes(app: App, { users }: { users: UsersService }): void 
 
   app.get(
     '/api/users/me',
-    { ...self, schema: { tags, summary: 'Own profile', response: { 200: Envelope(User) } } },
+    {
+      ...self,
+      schema: {
+        tags,
+        operationId: 'getOwnProfile',
+        summary: 'Own profile',
+        response: { 200: Envelope(User) },
+      },
+    },
     async (request) => ok(request, toUserDto(await users.get(callerOf(request).id))),
   );
 
@@ -33,6 +41,7 @@ export function usersRoutes(app: App, { users }: { users: UsersService }): void 
       ...self,
       schema: {
         tags,
+        operationId: 'updateOwnProfile',
         summary: 'Update own name and/or email',
         body: UpdateProfileBody,
         response: { 200: Envelope(User), ...emailTaken },
@@ -51,6 +60,7 @@ export function usersRoutes(app: App, { users }: { users: UsersService }): void 
       ...self,
       schema: {
         tags,
+        operationId: 'changeOwnPassword',
         summary: 'Change own password; ends every session of the account',
         description: 'A wrong old password or a rejected new one is a 422 naming the field.',
         body: ChangePasswordBody,
@@ -70,10 +80,11 @@ export function usersRoutes(app: App, { users }: { users: UsersService }): void 
       ...self,
       schema: {
         tags,
+        operationId: 'deleteOwnAccount',
         summary: 'Delete own account and everything it owns',
         response: {
           200: Envelope(Message),
-          409: { ...ErrorEnvelope, description: 'Administrators cannot delete themselves' },
+          409: errorResponse('Administrators cannot delete themselves'),
         },
       },
     },
@@ -89,6 +100,7 @@ export function usersRoutes(app: App, { users }: { users: UsersService }): void 
       ...admin,
       schema: {
         tags,
+        operationId: 'listUsers',
         summary: 'Page of users, newest first',
         querystring: PageQuery,
         response: { 200: Envelope(UserPage) },
@@ -107,6 +119,7 @@ export function usersRoutes(app: App, { users }: { users: UsersService }): void 
       ...admin,
       schema: {
         tags,
+        operationId: 'getUser',
         summary: 'One user',
         params: UserIdParams,
         response: { 200: Envelope(User), ...notFound },
@@ -121,6 +134,7 @@ export function usersRoutes(app: App, { users }: { users: UsersService }): void 
       ...admin,
       schema: {
         tags,
+        operationId: 'updateUser',
         summary: 'Update any of full_name, email, is_active, admin_role',
         description:
           'Each change is audited as its own action. Administrators cannot deactivate or demote themselves (409).',
@@ -141,18 +155,24 @@ export function usersRoutes(app: App, { users }: { users: UsersService }): void 
   );
 
   const transitions = [
-    ['activate', 'Activate a user', { is_active: true }],
-    ['deactivate', 'Deactivate a user and end their sessions', { is_active: false }],
-    ['promote-admin', 'Grant administrator rights', { admin_role: 'admin' }],
-    ['revoke-admin', 'Revoke administrator rights', { admin_role: 'user' }],
+    ['activate', 'activateUser', 'Activate a user', { is_active: true }],
+    [
+      'deactivate',
+      'deactivateUser',
+      'Deactivate a user and end their sessions',
+      { is_active: false },
+    ],
+    ['promote-admin', 'promoteUserToAdmin', 'Grant administrator rights', { admin_role: 'admin' }],
+    ['revoke-admin', 'revokeUserAdmin', 'Revoke administrator rights', { admin_role: 'user' }],
   ] as const;
-  for (const [action, summary, patch] of transitions) {
+  for (const [action, operationId, summary, patch] of transitions) {
     app.put(
       `/api/users/:user_id/${action}`,
       {
         ...admin,
         schema: {
           tags,
+          operationId,
           summary,
           description:
             'Idempotent. An administrator acting on themselves where that would remove their rights gets 409.',
@@ -160,7 +180,7 @@ export function usersRoutes(app: App, { users }: { users: UsersService }): void 
           response: {
             200: Envelope(User),
             ...notFound,
-            409: { ...ErrorEnvelope, description: 'Would remove the caller’s own rights' },
+            409: errorResponse('Would remove the caller’s own rights'),
           },
         },
       },

@@ -17,6 +17,39 @@ const REDOC_PAGE = `<!doctype html>
   </body>
 </html>`;
 
+type Operation = Record<string, unknown> & {
+  operationId?: string | undefined;
+  responses?: Record<string, { description?: string }>;
+};
+interface Document {
+  paths?: Record<string, Record<string, Operation>>;
+}
+
+/**
+ * HEAD operations documented as what they are: their GET, same parameters, security and statuses,
+ * with no response content, under their declared camelCase operationId (the plugin snapshots HEAD
+ * routes before the route policy completes them, and appends `-head` to the id).
+ */
+function documentHeads(document: Document): void {
+  for (const operations of Object.values(document.paths ?? {})) {
+    const get = operations.get;
+    const head = operations.head;
+    if (get === undefined || head === undefined) continue;
+    const responses = Object.fromEntries(
+      Object.entries(get.responses ?? {}).map(([status, r]) => [
+        status,
+        { description: r.description ?? 'As GET' },
+      ]),
+    );
+    operations.head = {
+      ...get,
+      operationId: head.operationId?.replace(/-head$/, ''),
+      summary: head.summary,
+      responses,
+    };
+  }
+}
+
 /**
  * OpenAPI at /openapi.json, Swagger UI at /docs, ReDoc at /redoc. Every asset is served from npm
  * packages installed with the service; nothing is fetched from a CDN. Registered before the route
@@ -33,10 +66,25 @@ export async function registerDocs(app: FastifyInstance, version: string): Promi
           'Accounts, conversations, grounded chat, voice, knowledge base and administration. ' +
           'Every JSON answer under /api and /conversations is the envelope ' +
           '{ success, data, error, meta }.',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
+      // Relative: the instance that serves this document, whatever address it was reached at.
+      servers: [{ url: '/', description: 'The instance serving this document' }],
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       },
+    },
+    // Shared schemas keep their $id as their name: `#/components/schemas/ErrorEnvelope`.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${String(i)}`,
+    },
+    // Only routes declared for HEAD exist (Fastify's automatic HEAD routes are off).
+    exposeHeadRoutes: true,
+    transformObject: (object) => {
+      if (!('openapiObject' in object)) return object.swaggerObject;
+      documentHeads(object.openapiObject as Document);
+      return object.openapiObject;
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });

@@ -29,10 +29,17 @@ export const ErrorEnvelope = Type.Object(
     }),
     meta: Meta,
   },
-  { title: 'Error envelope' },
+  { $id: 'ErrorEnvelope', title: 'Error envelope' },
 );
 
 export type ErrorBody = Static<typeof ErrorEnvelope>;
+
+/**
+ * An error answer in a route's schema: a reference to the one shared ErrorEnvelope (added to the
+ * app by buildApp), so the document defines it once and client generators make one type of it.
+ */
+export const errorResponse = (description: string) =>
+  Type.Unsafe<ErrorBody>({ $ref: 'ErrorEnvelope#', description });
 
 const meta = (request: FastifyRequest) => ({
   request_id: request.id,
@@ -46,9 +53,13 @@ export const ok = <T>(request: FastifyRequest, data: T) => ({
   meta: meta(request),
 });
 
-export const errorBody = (request: FastifyRequest, err: AppError): ErrorBody => ({
+/** The error envelope for a request id (also where no Fastify request exists). */
+export const errorEnvelope = (requestId: string, err: AppError): ErrorBody => ({
   success: false,
   data: null,
   error: { code: err.code, message: err.message, details: err.details },
-  meta: meta(request),
+  meta: { request_id: requestId, timestamp: isoNow() },
 });
+
+export const errorBody = (request: FastifyRequest, err: AppError): ErrorBody =>
+  errorEnvelope(request.id, err);

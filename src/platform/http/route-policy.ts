@@ -7,7 +7,7 @@ import type {
 import { AppError, forbidden, unauthorized } from '../../errors.js';
 import type { AuthUser } from '../../modules/auth/service.js';
 import type { RateLimitRule } from '../rate-limit.js';
-import { ErrorEnvelope } from './envelope.js';
+import { errorResponse } from './envelope.js';
 
 export type AuthLevel = 'none' | 'user' | 'admin';
 
@@ -37,6 +37,8 @@ export interface RoutePolicyDeps {
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Stable names for client generators: `listConversations`, `getHealth`. */
+const OPERATION_ID = /^[a-z][a-zA-Z0-9]{2,63}$/;
 const BEARER = /^Bearer\s+(\S{1,4096})\s*$/i;
 
 /**
@@ -75,6 +77,10 @@ export function registerRoutePolicy(
     if (auth === undefined) {
       throw new Error(`route ${String(route.method)} ${route.url} declares no auth policy`);
     }
+    const operationId = (route.schema as { operationId?: unknown } | undefined)?.operationId;
+    if (typeof operationId !== 'string' || !OPERATION_ID.test(operationId)) {
+      throw new Error(`route ${String(route.method)} ${route.url} needs a camelCase operationId`);
+    }
     const rule = route.config?.rateLimit;
     const limiter = rule === undefined ? null : deps.rateLimitHook(rule);
     route.onRequest = [
@@ -88,8 +94,10 @@ export function registerRoutePolicy(
     }
     if (route.schema?.querystring === undefined) {
       route.preValidation = [rejectQuery, ...toArray(route.preValidation)];
+    } else {
+      route.schema.querystring = optionalDefaults(route.schema.querystring);
     }
-    documentErrors(route, auth, rule !== undefined);
+    documentErrors(route, auth, rule !== undefined, methods);
     for (const method of methods) {
       registry.push({ method, url: route.url, auth, rateLimited: rule !== undefined });
     }
@@ -130,18 +138,48 @@ const rejectQuery: preValidationHookHandler = (request, _reply, done) => {
   );
 };
 
-function documentErrors(route: RouteOptions, auth: AuthLevel, limited: boolean): void {
+/**
+ * A query parameter the server defaults is optional to the client: Ajv fills the default in before
+ * it checks `required`, so validation is unchanged, and the document no longer says `required`.
+ */
+function optionalDefaults(schema: unknown): unknown {
+  const object = schema as {
+    properties?: Record<string, { default?: unknown }>;
+    required?: string[];
+  };
+  if (object.required === undefined || object.properties === undefined) return schema;
+  const properties = object.properties;
+  const required = object.required.filter((name) => properties[name]?.default === undefined);
+  return required.length === object.required.length ? schema : { ...object, required };
+}
+
+/**
+ * Every answer the policy and the layers below the route can give, in the route's document: the
+ * route itself documents only its own outcomes.
+ */
+function documentErrors(
+  route: RouteOptions,
+  auth: AuthLevel,
+  limited: boolean,
+  methods: string[],
+): void {
   const schema = (route.schema ??= {}) as Record<string, unknown>;
   const response = (schema.response ??= {}) as Record<string, unknown>;
   const add = (status: number, description: string) => {
-    response[status] ??= { ...ErrorEnvelope, description };
+    response[status] ??= errorResponse(description);
   };
   if (auth !== 'none') {
     add(401, 'Missing, invalid, expired or revoked token');
-    schema.security = [{ bearerAuth: [] }];
   }
+  // OpenAPI 3.1 lets a bearer requirement name the roles it needs: administrators' routes say so.
+  schema.security = auth === 'none' ? [] : [{ bearerAuth: auth === 'admin' ? ['admin'] : [] }];
   if (auth === 'admin') add(403, 'Caller is not an administrator');
-  add(422, 'Request validation failed');
+  if (methods.some((m) => BODY_METHODS.has(m))) {
+    add(413, 'Request body over its limit (JSON: 1 MiB)');
+    add(415, 'Request body of a type the operation does not take (JSON: application/json)');
+  }
+  add(422, 'Request validation failed: body, query, path or a malformed request');
   if (limited) add(429, 'Rate limit exceeded');
   add(500, 'Internal error');
+  add(503, 'The instance is shutting down, or a dependency it needs is unavailable');
 }
