@@ -9,6 +9,7 @@ import { knowledgeRoutes } from './modules/knowledge/routes.js';
 import { usersRoutes } from './modules/users/routes.js';
 import { configureBodies } from './platform/http/body.js';
 import { registerDocs } from './platform/http/docs.js';
+import { registerCors } from './platform/http/cors.js';
 import { ErrorEnvelope } from './platform/http/envelope.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
 import { registerRequestHooks } from './platform/http/request-hooks.js';
@@ -66,6 +67,7 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   registerRequestHooks(app, deps.log, metrics);
 
   await registerDocs(app, deps.health.version);
+  await registerCors(app, config.corsOrigins);
   const routes = registerRoutePolicy(app, {
     authenticate: (token) => deps.auth.authenticate(token),
     rateLimitHook: (rule) =>

@@ -110,6 +110,21 @@ describe('loadConfig', () => {
     );
   });
 
+  it('takes CORS_ORIGINS as a list of browser origins or *, and none by default', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
+    expect(
+      loadConfig({
+        CORS_ORIGINS: 'https://App.Example.com,http://localhost:5173,http://[::1]:8080',
+      }).corsOrigins,
+    ).toEqual(['https://app.example.com', 'http://localhost:5173', 'http://[::1]:8080']);
+    for (const bad of ['https://a.example.com/', 'a.example.com', 'ftp://a', 'https://a,*', ' *']) {
+      expect(problemsOf({ CORS_ORIGINS: bad }), bad).toEqual([
+        'CORS_ORIGINS: must be comma-separated origins like https://app.example.com (no path), or *',
+      ]);
+    }
+  });
+
   it('names every bad key in one error', () => {
     const err = errorOf({
       PORT: 'abc',

@@ -13,6 +13,8 @@ import {
  */
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+/** A browser origin: scheme, host (a name or a bracketed IPv6 address) and optional port. */
+const ORIGIN = 'https?://([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?';
 const Url = (protocols: string) => Type.String({ pattern: `^(${protocols})://`, maxLength: 2048 });
 
 const EnvSchema = Type.Object({
@@ -52,6 +54,15 @@ const EnvSchema = Type.Object({
     ],
     { default: false },
   ),
+  // Origins browsers may call the API from (`https://app.example.com,http://localhost:5173`), or
+  // `*` for any; unset: none, so only same-origin pages can read answers.
+  CORS_ORIGINS: Type.Optional(
+    Type.String({
+      pattern: `^(\\*|${ORIGIN}(,${ORIGIN})*)$`,
+      maxLength: 4096,
+      description: 'comma-separated origins like https://app.example.com (no path), or *',
+    }),
+  ),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   RATE_LIMIT_REGISTER_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
   RATE_LIMIT_LOGIN_PER_MINUTE: Type.Integer({ minimum: 1, default: 10 }),
@@ -84,6 +95,8 @@ export interface Config extends KnowledgeConfig {
   logLevel: Env['LOG_LEVEL'];
   /** Fastify's trustProxy: trust all (true), a hop count, or a comma-separated list of proxies. */
   trustProxy: boolean | number | string;
+  /** Origins allowed to make cross-origin requests; `['*']` for any; empty: same-origin only. */
+  corsOrigins: string[];
   rateLimit: {
     enabled: boolean;
     registerPerHour: number;
@@ -139,6 +152,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
 
 interface ScalarSchema {
   type?: string;
+  /** Said instead of the validator's message (which would quote a raw pattern). */
+  description?: string;
   const?: unknown;
   anyOf?: ScalarSchema[];
 }
@@ -160,8 +175,9 @@ function parseScalar(schema: ScalarSchema, value: string): unknown {
   return value;
 }
 
-/** An enumeration lists its values; anything else keeps the validator's message. */
+/** An enumeration lists its values; a described key says what it takes; else the validator's message. */
 function describe(schema: ScalarSchema, message: string | undefined): string {
+  if (schema.description !== undefined) return `must be ${schema.description}`;
   const values = schema.anyOf?.map((s) => s.const) ?? [];
   if (values.length > 0 && values.every((c) => typeof c === 'string')) {
     return `must be one of ${values.join(', ')}`;
@@ -188,6 +204,7 @@ function toConfig(env: Env): Config {
         : undefined,
     logLevel: env.LOG_LEVEL,
     trustProxy: env.TRUST_PROXY,
+    corsOrigins: env.CORS_ORIGINS?.toLowerCase().split(',') ?? [],
     rateLimit: {
       enabled: env.RATE_LIMIT_ENABLED,
       registerPerHour: env.RATE_LIMIT_REGISTER_PER_HOUR,
