@@ -12,6 +12,7 @@ import { registerDocs } from './platform/http/docs.js';
 import { registerCors } from './platform/http/cors.js';
 import { ErrorEnvelope } from './platform/http/envelope.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
+import { clientErrorHandler, frameworkErrors } from './platform/http/framework-errors.js';
 import { registerRequestHooks } from './platform/http/request-hooks.js';
 import { lazyChildLoggerFactory } from './platform/http/request-logger.js';
 import { registerRoutePolicy, type RegisteredRoute } from './platform/http/route-policy.js';
@@ -19,6 +20,11 @@ import type { App } from './platform/http/types.js';
 import { createValidatorCompiler } from './platform/http/validation.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+/**
+ * Path parameters are judged by their route's schema (a 10,000-character id is a 422 naming the
+ * parameter), not cut off by the router; Node's 16 KiB limit on the request head still bounds them.
+ */
+const MAX_PARAM_LENGTH = 16 * 1024;
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
@@ -53,6 +59,9 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
     // Requests arriving while closing get the 503 envelope from the hook below, not Fastify's own.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors,
+    clientErrorHandler,
     genReqId: (req) => {
       const header = req.headers['x-request-id'];
       return typeof header === 'string' && SANE_REQUEST_ID.test(header) ? header : randomUUID();

@@ -47,10 +47,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const err = new AppError(
-      'NOT_FOUND',
-      `No route ${request.method} ${request.url.split('?')[0] ?? ''}`,
-    );
+    // The path is echoed to help a client spot a typo, cut short: it is whatever the client sent.
+    const path = request.url.split('?')[0] ?? '';
+    const shown = path.length > 100 ? `${path.slice(0, 100)}…` : path;
+    const err = new AppError('NOT_FOUND', `No route ${request.method} ${shown}`);
     return reply.code(404).send(errorBody(request, err));
   });
 }
