@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { errorBody } from './envelope.js';
+import { sendAfterBody } from './drain.js';
 import { fieldErrors } from './validation.js';
 
 /** Every failure, thrown anywhere, leaves as one envelope with one of the documented codes. */
@@ -43,7 +44,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     // RFC 6750: a 401 names the scheme the client should use.
     if (appErr.status === 401) void reply.header('www-authenticate', 'Bearer');
-    return reply.code(appErr.status).headers(appErr.headers).send(errorBody(request, appErr));
+    void reply.code(appErr.status).headers(appErr.headers);
+    // A body still arriving is read to its end first when small, else the connection closes.
+    return sendAfterBody(err, request, reply, () => reply.send(errorBody(request, appErr)));
   });
 
   app.setNotFoundHandler((request, reply) => {
