@@ -29,7 +29,10 @@ const FIELDS = {
 } as const;
 type FieldName = keyof typeof FIELDS;
 
-/** Ends the exchange: the client may still be sending, and nothing more of it is read. */
+/**
+ * Ends the exchange (DECISIONS 6: the server stops reading): `connection: close` on the error tells
+ * the error handler to answer at once rather than drain the rest of the body (drain.ts).
+ */
 const tooLarge = () =>
   new AppError(
     'PAYLOAD_TOO_LARGE',
@@ -168,10 +171,9 @@ function safeName(name: string): string {
   return clean === '' ? 'upload' : clean;
 }
 
+/** The error handler drains a small rest of the body or closes the connection (drain.ts). */
 const unsupported = () =>
-  new AppError('UNSUPPORTED_MEDIA_TYPE', 'Only PDF and UTF-8 text files can be uploaded', null, {
-    connection: 'close',
-  });
+  new AppError('UNSUPPORTED_MEDIA_TYPE', 'Only PDF and UTF-8 text files can be uploaded');
 
 /**
  * Multipart limits surface as the plugin's errors and a malformed body as the parser's plain
