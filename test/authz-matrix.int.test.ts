@@ -120,6 +120,8 @@ const NEW_PASSWORD = 'a different passphrase 42';
 const MATRIX: Record<string, Entry> = {
   'GET /health': { sample: () => ({ url: '/health' }), expect: [200, 200, 200, 200, 200] },
   'GET /ready': { sample: () => ({ url: '/ready' }), expect: [200, 200, 200, 200, 200] },
+  'HEAD /health': { sample: () => ({ url: '/health' }), expect: [200, 200, 200, 200, 200] },
+  'HEAD /ready': { sample: () => ({ url: '/ready' }), expect: [200, 200, 200, 200, 200] },
   'GET /metrics': { sample: () => ({ url: '/metrics' }), expect: [200, 200, 200, 200, 200] },
   'POST /api/auth/register': {
     sample: () => ({
@@ -293,6 +295,7 @@ const MATRIX: Record<string, Entry> = {
  */
 const SPEC_AUTH: [method: RegExp, path: RegExp, level: AuthLevel, source: string][] = [
   [/^GET$/, /^\/(health|ready|metrics)$/, 'none', 'spec 4.8, 5.2'],
+  [/^HEAD$/, /^\/(health|ready)$/, 'none', 'spec 4.8, 5.2 (load balancers probe with HEAD)'],
   [/^POST$/, /^\/api\/auth\/(register|login|refresh)$/, 'none', 'spec 4.1, 5.2'],
   [/^(GET|POST)$/, /^\/api\/auth\/(logout|me)$/, 'user', 'spec 4.1'],
   [/./, /^\/api\/users\/me(\/|$)/, 'user', 'spec 4.2'],
@@ -537,14 +540,15 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
     },
   );
 
-  it('documents bearer security on exactly the routes that need a token', async () => {
+  it('documents bearer security on exactly the routes that need a token, naming the admin role', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     const doc = res.json<{ paths: Record<string, Record<string, { security?: unknown }>> }>();
     const wrong = t.routes.flatMap((r) => {
       const path = r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
       const op = doc.paths[path]?.[r.method.toLowerCase()];
       if (op === undefined) return [`${keyOf(r)}: not documented`];
-      const security = r.auth === 'none' ? undefined : [{ bearerAuth: [] }];
+      const roles = r.auth === 'admin' ? ['admin'] : [];
+      const security = r.auth === 'none' ? [] : [{ bearerAuth: roles }];
       return JSON.stringify(op.security) === JSON.stringify(security)
         ? []
         : [`${keyOf(r)}: security ${JSON.stringify(op.security)}`];

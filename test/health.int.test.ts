@@ -235,7 +235,9 @@ describe('HEAD probes, as load balancers send them', () => {
         const req = request({ host: '127.0.0.1', port, method, path, agent }, (res) => {
           let body = '';
           res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+          });
         });
         req.on('error', reject);
         req.end();
