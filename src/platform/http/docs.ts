@@ -17,6 +17,18 @@ const REDOC_PAGE = `<!doctype html>
   </body>
 </html>`;
 
+/** The groups operations are listed under, in this order; each module tags its routes. */
+const TAGS = [
+  { name: 'auth', description: 'Registration, login, token refresh and logout' },
+  { name: 'users', description: 'Own profile and password; user administration' },
+  { name: 'conversations', description: 'Conversations, branches and their message threads' },
+  {
+    name: 'knowledge base',
+    description: 'Documents, their versions and indexing jobs, and search (administrators)',
+  },
+  { name: 'health', description: 'Liveness, readiness and Prometheus metrics' },
+];
+
 type Operation = Record<string, unknown> & {
   operationId?: string | undefined;
   responses?: Record<string, { description?: string }>;
@@ -70,6 +82,7 @@ export async function registerDocs(app: FastifyInstance, version: string): Promi
       },
       // Relative: the instance that serves this document, whatever address it was reached at.
       servers: [{ url: '/', description: 'The instance serving this document' }],
+      tags: TAGS,
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       },
