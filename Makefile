@@ -26,7 +26,8 @@ dev: $(STAMP)
 services:
 	bash scripts/ensure-services.sh
 
-## Command-line tools the tests call: promtool (Debian package prometheus; its server is not started).
+## Command-line tools the tests call: promtool (Debian package prometheus; its server is not started)
+## and Chromium (Debian package chromium, driven by playwright-core in the CORS browser test).
 tools:
 	bash scripts/ensure-tools.sh
 
