@@ -168,9 +168,7 @@ function documentErrors(
   const add = (status: number, description: string) => {
     response[status] ??= errorResponse(description);
   };
-  if (auth !== 'none') {
-    add(401, 'Missing, invalid, expired or revoked token');
-  }
+  if (auth !== 'none') add(401, 'Missing, invalid, expired or revoked token');
   // OpenAPI 3.1 lets a bearer requirement name the roles it needs: administrators' routes say so.
   schema.security = auth === 'none' ? [] : [{ bearerAuth: auth === 'admin' ? ['admin'] : [] }];
   if (auth === 'admin') add(403, 'Caller is not an administrator');
