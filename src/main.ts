@@ -1,8 +1,8 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { createDeps } from './deps.js';
-import { describeAdminError, ensureAdmin } from './modules/users/bootstrap.js';
-import { createLogger } from './platform/logger.js';
+import { createDeps, type Deps } from './deps.js';
+import { describeAdminError, describeRefusal, ensureAdmin } from './modules/users/bootstrap.js';
+import { createLogger, type Logger } from './platform/logger.js';
 import { installShutdown } from './shutdown.js';
 
 async function main(): Promise<void> {
@@ -18,24 +18,7 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config);
   const deps = await createDeps(config, log);
-  if (config.bootstrapAdmin !== undefined) {
-    const { email, password } = config.bootstrapAdmin;
-    try {
-      const outcome = await ensureAdmin(
-        { db: deps.database.db, auth: deps.auth, users: deps.users },
-        email,
-        password,
-        'bootstrap',
-      );
-      log.info({ outcome }, 'bootstrap administrator checked');
-    } catch (err) {
-      log.fatal(
-        `BOOTSTRAP_ADMIN_EMAIL/BOOTSTRAP_ADMIN_PASSWORD rejected: ${describeAdminError(err)}`,
-      );
-      await deps.close();
-      process.exit(1);
-    }
-  }
+  if (config.bootstrapAdmin !== undefined) await bootstrapAdmin(deps, config.bootstrapAdmin, log);
   const { app } = await buildApp(deps);
   installShutdown(app, deps, config.shutdownTimeoutMs);
   await app.listen({ host: config.host, port: config.port });
@@ -43,6 +26,42 @@ async function main(): Promise<void> {
     { database: deps.database.kind, store: deps.kv.kind },
     `listening on http://${config.host}:${config.port}`,
   );
+}
+
+/**
+ * BOOTSTRAP_ADMIN_EMAIL/PASSWORD: a password that breaks the rules stops start-up; an existing
+ * account that is not promoted (not its password, deactivated, demoted) is a warning, and the
+ * service starts without promoting it.
+ */
+async function bootstrapAdmin(
+  deps: Deps,
+  { email, password }: { email: string; password: string },
+  log: Logger,
+): Promise<void> {
+  try {
+    const { db } = deps.database;
+    const result = await ensureAdmin(
+      { db, auth: deps.auth, users: deps.users, audit: deps.audit },
+      email,
+      password,
+      'bootstrap',
+    );
+    if (result.reason !== undefined) {
+      const { outcome, reason, userId } = result;
+      log.warn(
+        { outcome, reason, user_id: userId },
+        `bootstrap administrator not promoted: ${describeRefusal(reason)}`,
+      );
+    } else {
+      log.info({ outcome: result.outcome }, 'bootstrap administrator checked');
+    }
+  } catch (err) {
+    log.fatal(
+      `BOOTSTRAP_ADMIN_EMAIL/BOOTSTRAP_ADMIN_PASSWORD rejected: ${describeAdminError(err)}`,
+    );
+    await deps.close();
+    process.exit(1);
+  }
 }
 
 main().catch((err: unknown) => {

@@ -64,11 +64,11 @@ describe('admin CLI (`npm run admin -- create`) against PostgreSQL', { timeout: 
     expect((await meOf(email, STRONG)).id).toBe(me.id);
   });
 
-  it('promotes an existing ordinary user and leaves their password alone', async () => {
+  it('promotes an existing ordinary user when the password given is theirs', async () => {
     const user = await createUser(t.app, t.deps);
     expect((await meOf(user.email, PASSWORD)).admin_role).toBe('user');
 
-    const res = await cli('create', '--email', user.email.toUpperCase(), '--password', STRONG);
+    const res = await cli('create', '--email', user.email.toUpperCase(), '--password', PASSWORD);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/promoted/);
 
@@ -76,6 +76,16 @@ describe('admin CLI (`npm run admin -- create`) against PostgreSQL', { timeout: 
     expect(row?.adminRole).toBe('admin');
     expect(await verifyPassword(row?.passwordHash ?? '', PASSWORD)).toBe(true);
     expect(await meOf(user.email, PASSWORD)).toMatchObject({ admin_role: 'admin', is_admin: true });
+  });
+
+  it('refuses to promote an existing account with another password (exit 1)', async () => {
+    const user = await createUser(t.app, t.deps);
+    const res = await cli('create', '--email', user.email, '--password', STRONG);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(/not promoted: .*not its password/);
+    expect(res.stderr).not.toContain(STRONG);
+    expect(await meOf(user.email, PASSWORD)).toMatchObject({ admin_role: 'user', is_admin: false });
   });
 
   it('refuses a common password with exit code 1 and a clear message', async () => {
@@ -128,7 +138,7 @@ describe('ensureAdmin (the bootstrap administrator)', () => {
 
   const ensure = (email: string, password: string) =>
     ensureAdmin(
-      { db: t.deps.database.db, auth: t.deps.auth, users: t.deps.users },
+      { db: t.deps.database.db, auth: t.deps.auth, users: t.deps.users, audit: t.deps.audit },
       email,
       password,
       'bootstrap',
@@ -136,15 +146,18 @@ describe('ensureAdmin (the bootstrap administrator)', () => {
 
   it('creates, then is idempotent', async () => {
     const email = uniqueEmail('boot');
-    expect(await ensure(`  ${email} `, STRONG)).toBe('created');
-    expect(await ensure(email, STRONG)).toBe('unchanged');
-    expect(await ensure(email.toUpperCase(), 'a different long password')).toBe('unchanged');
+    expect((await ensure(`  ${email} `, STRONG)).outcome).toBe('created');
+    expect((await ensure(email, STRONG)).outcome).toBe('unchanged');
+    // An administrator already: nothing to change, whatever the password.
+    expect((await ensure(email.toUpperCase(), 'a different long password')).outcome).toBe(
+      'unchanged',
+    );
     const row = await usersRepo.findByEmail(t.deps.database.db, email);
     expect(row).toMatchObject({ email, adminRole: 'admin', isActive: true });
     expect((await login(t.app, email, STRONG)).statusCode).toBe(200);
   });
 
-  it('promotes an existing user, whose tokens then carry admin rights', async () => {
+  it('promotes an existing user given their password; their tokens then carry admin rights', async () => {
     const user = await createUser(t.app, t.deps);
     const forbidden = await t.app.inject({
       method: 'GET',
@@ -152,8 +165,8 @@ describe('ensureAdmin (the bootstrap administrator)', () => {
       headers: bearer(user.access),
     });
     expect(forbidden.statusCode).toBe(403);
-    expect(await ensure(user.email, STRONG)).toBe('promoted');
-    expect(await ensure(user.email, STRONG)).toBe('unchanged');
+    expect((await ensure(user.email, PASSWORD)).outcome).toBe('promoted');
+    expect((await ensure(user.email, PASSWORD)).outcome).toBe('unchanged');
     const fresh = dataOf<{ access_token: string }>(await login(t.app, user.email));
     const listed = await t.app.inject({
       method: 'GET',

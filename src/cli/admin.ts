@@ -1,12 +1,15 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { createDeps } from '../deps.js';
-import { describeAdminError, ensureAdmin } from '../modules/users/bootstrap.js';
+import { describeAdminError, describeRefusal, ensureAdmin } from '../modules/users/bootstrap.js';
 import { createLogger } from '../platform/logger.js';
 
 const USAGE = 'usage: npm run admin -- create --email <email> --password <password>';
 
-/** `npm run admin -- create --email E --password P`: creates or promotes an administrator. */
+/**
+ * `npm run admin -- create --email E --password P`: creates an administrator, or promotes the
+ * existing account when P is its password (exit 1 when it is not, or the account is deactivated).
+ */
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
@@ -25,16 +28,27 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const config = loadConfig();
-  const deps = await createDeps(config, createLogger({ logLevel: 'warn' }));
+  return create(values.email, values.password);
+}
+
+async function create(emailInput: string, password: string): Promise<number> {
+  const email = emailInput.trim();
+  const deps = await createDeps(loadConfig(), createLogger({ logLevel: 'warn' }));
   try {
-    const outcome = await ensureAdmin(
-      { db: deps.database.db, auth: deps.auth, users: deps.users },
-      values.email,
-      values.password,
+    const { db } = deps.database;
+    const result = await ensureAdmin(
+      { db, auth: deps.auth, users: deps.users, audit: deps.audit },
+      email,
+      password,
       'cli',
     );
-    process.stdout.write(`administrator ${values.email.trim()}: ${outcome}\n`);
+    if (result.reason !== undefined) {
+      process.stderr.write(
+        `administrator ${email} not promoted: ${describeRefusal(result.reason)}\n`,
+      );
+      return 1;
+    }
+    process.stdout.write(`administrator ${email}: ${result.outcome}\n`);
     return 0;
   } catch (err) {
     process.stderr.write(`could not create administrator: ${describeAdminError(err)}\n`);

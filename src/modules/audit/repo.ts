@@ -1,4 +1,4 @@
-import { asc, eq, gt, or, sql, desc, and, not, like } from 'drizzle-orm';
+import { asc, eq, gt, inArray, or, sql, desc, and, not, like } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { auditLogs, type AuditRow } from '../../db/schema/index.js';
 
@@ -30,6 +30,24 @@ export const auditRepo = {
       .where(gt(auditLogs.seq, afterSeq))
       .orderBy(asc(auditLogs.seq))
       .limit(limit);
+  },
+
+  /** The latest successful role change (`user.promoted` or `user.demoted`) of a user, if any. */
+  async lastRoleChange(db: Db, userId: string): Promise<string | undefined> {
+    const [row] = await db
+      .select({ action: auditLogs.action })
+      .from(auditLogs)
+      .where(
+        and(
+          inArray(auditLogs.action, ['user.promoted', 'user.demoted']),
+          eq(auditLogs.resourceType, 'user'),
+          eq(auditLogs.resourceId, userId),
+          eq(auditLogs.success, true),
+        ),
+      )
+      .orderBy(desc(auditLogs.seq))
+      .limit(1);
+    return row?.action;
   },
 
   /** Replaces the email of every entry by or about this user with its digest. */
