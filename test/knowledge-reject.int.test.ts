@@ -45,7 +45,18 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function streamUpload(
   port: number,
   token: string,
-  options: { fileSize: number; fill: number; slowAfter: number; slowMs: number },
+  options: {
+    fileSize: number;
+    fill: number;
+    slowAfter: number;
+    slowMs: number;
+    /** Send no Content-Length (chunked transfer encoding). */
+    chunked?: boolean;
+    /** Never send the closing boundary. */
+    unterminated?: boolean;
+    /** A Content-Length to announce instead of the real one. */
+    declared?: number;
+  },
 ): Promise<Streamed> {
   const boundary = `----mas-big-${randomBytes(8).toString('hex')}`;
   const field = (name: string, value: string) =>
@@ -71,7 +82,9 @@ function streamUpload(
       headers: {
         ...bearer(token),
         'content-type': `multipart/form-data; boundary=${boundary}`,
-        'content-length': String(total),
+        ...(options.chunked === true
+          ? {}
+          : { 'content-length': String(options.declared ?? total) }),
       },
     });
     const closed = new Promise<void>((done) => {
@@ -125,7 +138,7 @@ function streamUpload(
         file += n;
         if (file > options.slowAfter) await sleep(options.slowMs);
       }
-      if (!state.answered && !state.closed) req.end(tail);
+      if (!state.answered && !state.closed) req.end(options.unterminated === true ? '' : tail);
     })().catch(reject);
   });
 }
@@ -273,12 +286,13 @@ describe.each(['postgres', 'pglite'] as const)('knowledge upload rejections (%s)
       port = (kb.app.server.address() as AddressInfo).port;
     });
 
-    it('a 51 MB file is 413 before the client has sent it all, and the connection closes', async () => {
+    it('a 51 MB file sent chunked is 413 once 50 MB have arrived, and the connection closes', async () => {
       const result = await streamUpload(port, token, {
         fileSize: 51 * MB,
         fill: 0x61, // 'a': valid text, so only the size can reject it
         slowAfter: 50 * MB,
         slowMs: 100,
+        chunked: true,
       });
       expect(result.status, result.body).toBe(413);
       const body = JSON.parse(result.body) as { success: boolean; error: { code: string } };
@@ -289,12 +303,72 @@ describe.each(['postgres', 'pglite'] as const)('knowledge upload rejections (%s)
       await result.closed;
     });
 
+    it('a 51 MB file announced by Content-Length is 413 before its body is read', async () => {
+      const result = await streamUpload(port, token, {
+        fileSize: 51 * MB,
+        fill: 0x61,
+        slowAfter: 0,
+        slowMs: 5,
+      });
+      expect(result.status, result.body).toBe(413);
+      expect(result.sentAtResponse).toBeLessThan(10 * MB);
+      await result.closed;
+    });
+
+    it('a 300 MB file announced by Content-Length is 413 before its body is read', async () => {
+      const result = await streamUpload(port, token, {
+        fileSize: 300 * MB,
+        fill: 0x61,
+        slowAfter: 0,
+        slowMs: 5,
+      });
+      expect(result.status, result.body).toBe(413);
+      expect(result.headers.connection).toBe('close');
+      // Only socket buffers (a few MB at most) can hold what the server never read.
+      expect(result.sentAtResponse).toBeLessThan(10 * MB);
+      await result.closed;
+    });
+
+    it('a Content-Length of 2 GB is 413 at once', async () => {
+      const result = await streamUpload(port, token, {
+        fileSize: 20 * MB,
+        fill: 0x61,
+        slowAfter: 0,
+        slowMs: 5,
+        declared: 2048 * MB,
+      });
+      expect(result.status, result.body).toBe(413);
+      expect(result.sentAtResponse).toBeLessThan(10 * MB);
+      await result.closed;
+    });
+
+    it.each([
+      ['a chunked 300 MB file', false],
+      ['a chunked 300 MB file that never ends its form', true],
+    ])('%s is 413 once the limit is crossed, not read to its end', async (_name, unterminated) => {
+      const result = await streamUpload(port, token, {
+        fileSize: 300 * MB,
+        fill: 0x61,
+        slowAfter: 60 * MB,
+        slowMs: 20,
+        chunked: true,
+        unterminated,
+      });
+      expect(result.status, result.body).toBe(413);
+      expect(JSON.parse(result.body)).toMatchObject({ error: { code: 'PAYLOAD_TOO_LARGE' } });
+      expect(result.headers.connection).toBe('close');
+      expect(result.sentAtResponse).toBeGreaterThan(50 * MB);
+      expect(result.sentAtResponse).toBeLessThan(60 * MB);
+      await result.closed;
+    });
+
     it('a 51 MB binary is 415 long before the client could have sent it', async () => {
       const result = await streamUpload(port, token, {
         fileSize: 51 * MB,
         fill: 0x00,
         slowAfter: 30 * MB,
         slowMs: 100,
+        chunked: true, // no Content-Length to refuse it by
       });
       expect(result.status, result.body).toBe(415);
       // Only socket buffers (a few MB at most) can hold what the server no longer reads.

@@ -3,12 +3,15 @@ import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { AppError, validationError, type FieldError } from '../../errors.js';
 import { FileStoreError, type FileStore } from '../../platform/file-store.js';
+import { guardBodySize, type BodyGuard } from '../../platform/http/body-limit.js';
 import { ContentSniffer } from './content-type.js';
 import { DOC_KEY_PATTERN } from './schema.js';
 import type { StoredUpload } from './service.js';
 
 /** DECISIONS 6 / spec section 8. */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
+/** The whole form: the file, and the fields (3 × 4 KiB) with part headers and boundaries. */
+export const MAX_FORM_BYTES = MAX_UPLOAD_BYTES + 64 * 1024;
 
 /** C0 and C1 control characters (and DEL): never part of a title, category or file name. */
 const isControl = (ch: string) => {
@@ -53,12 +56,19 @@ export async function receiveUpload(
   if (!request.isMultipart()) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the document as multipart/form-data');
   }
+  // An announced size over the limit is refused before a byte of the body is read.
+  if (Number(request.headers['content-length']) > MAX_FORM_BYTES) throw tooLarge();
   const fields: Partial<Record<FieldName, string>> = {};
   let stored: Omit<StoredUpload, 'title' | 'category' | 'docKey'> | null = null;
+  let guard: BodyGuard | undefined;
   try {
     const parts = request.parts({
       limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 3, fieldSize: 4096, parts: 4 },
     });
+    // Counts every byte of the body, whatever the parser keeps or skips (fields past their size,
+    // text around the parts), and fails the parsing at the limit. Set up in the same turn as the
+    // loop below starts the parser, so both see the body from its first byte.
+    guard = guardBodySize(request.raw, MAX_FORM_BYTES, tooLarge);
     for await (const part of parts) {
       if (part.type === 'field') {
         const name = fieldName(part.fieldname);
@@ -73,6 +83,8 @@ export async function receiveUpload(
   } catch (err) {
     if (stored !== null) await files.delete(stored.storageKey);
     throw translate(err);
+  } finally {
+    guard?.dispose();
   }
 }
 
@@ -82,6 +94,9 @@ async function storeFile(part: MultipartFile, files: FileStore) {
   const hash = createHash('sha256');
   const sniffer = new ContentSniffer();
   let size = 0;
+  // At the limit the parser stops passing the file on but keeps reading the part to its end: the
+  // upload is refused here and then, so the rest is never read (DECISIONS 6).
+  part.file.once('limit', () => part.file.destroy(tooLarge()));
   async function* tap() {
     for await (const chunk of part.file as AsyncIterable<Buffer>) {
       sniffer.push(chunk);
@@ -90,7 +105,6 @@ async function storeFile(part: MultipartFile, files: FileStore) {
       size += chunk.length;
       yield chunk;
     }
-    // Past the limit the parser ends the file stream early and flags it: refuse, don't store.
     if (part.file.truncated) throw tooLarge();
   }
   await files.put(storageKey, tap());
