@@ -38,6 +38,7 @@ describe('loadConfig', () => {
         enabled: true,
         registerPerHour: 5,
         loginPerMinute: 10,
+        refreshPerMinute: 30,
         healthPerMinute: 100,
         readyPerMinute: 100,
       },
@@ -55,11 +56,19 @@ describe('loadConfig', () => {
       DATABASE_URL: 'postgresql://u:p@db:5432/x',
       REDIS_URL: 'rediss://cache:6380',
       RATE_LIMIT_LOGIN_PER_MINUTE: '3',
+      RATE_LIMIT_REFRESH_PER_MINUTE: '12',
     });
     expect(config.port).toBe(9001);
     expect(config.databaseUrl).toBe('postgresql://u:p@db:5432/x');
     expect(config.redisUrl).toBe('rediss://cache:6380');
     expect(config.rateLimit.loginPerMinute).toBe(3);
+    expect(config.rateLimit.refreshPerMinute).toBe(12);
+  });
+
+  it('refuses a refresh limit below one', () => {
+    expect(problemsOf({ RATE_LIMIT_REFRESH_PER_MINUTE: '0' })).toEqual([
+      'RATE_LIMIT_REFRESH_PER_MINUTE: must be >= 1',
+    ]);
   });
 
   it.each([

@@ -66,6 +66,7 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   RATE_LIMIT_REGISTER_PER_HOUR: Type.Integer({ minimum: 1, default: 5 }),
   RATE_LIMIT_LOGIN_PER_MINUTE: Type.Integer({ minimum: 1, default: 10 }),
+  RATE_LIMIT_REFRESH_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
   RATE_LIMIT_HEALTH_PER_MINUTE: Type.Integer({ minimum: 1, default: 100 }),
   RATE_LIMIT_READY_PER_MINUTE: Type.Integer({ minimum: 1, default: 100 }),
   LOGIN_MAX_FAILURES: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
@@ -101,6 +102,7 @@ export interface Config extends KnowledgeConfig {
     enabled: boolean;
     registerPerHour: number;
     loginPerMinute: number;
+    refreshPerMinute: number;
     healthPerMinute: number;
     readyPerMinute: number;
   };
@@ -209,6 +211,7 @@ function toConfig(env: Env): Config {
       enabled: env.RATE_LIMIT_ENABLED,
       registerPerHour: env.RATE_LIMIT_REGISTER_PER_HOUR,
       loginPerMinute: env.RATE_LIMIT_LOGIN_PER_MINUTE,
+      refreshPerMinute: env.RATE_LIMIT_REFRESH_PER_MINUTE,
       healthPerMinute: env.RATE_LIMIT_HEALTH_PER_MINUTE,
       readyPerMinute: env.RATE_LIMIT_READY_PER_MINUTE,
     },

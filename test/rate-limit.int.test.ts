@@ -8,6 +8,7 @@ import { PASSWORD, errorOf, uniqueEmail } from './helpers/factories.js';
 const LIMITS = {
   RATE_LIMIT_REGISTER_PER_HOUR: '5',
   RATE_LIMIT_LOGIN_PER_MINUTE: '10',
+  RATE_LIMIT_REFRESH_PER_MINUTE: '30',
   RATE_LIMIT_HEALTH_PER_MINUTE: '100',
   RATE_LIMIT_READY_PER_MINUTE: '100',
 };
@@ -70,6 +71,46 @@ describe('rate limits (PostgreSQL + Redis, documented defaults)', () => {
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
     expect(rateHeaders(res)).toMatchObject({ limit: 10, remaining: 0 });
+  });
+
+  it('refuses the 31st refresh within a minute (DECISIONS 8), whatever the tokens', async () => {
+    const ip = newIp();
+    const refreshFrom = (from: string, token: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/auth/refresh',
+        remoteAddress: from,
+        payload: { refresh_token: token },
+      });
+    for (let i = 1; i <= 30; i++) {
+      const res = await refreshFrom(ip, `not.a.jwt.${i}`);
+      expect(res.statusCode, `refresh ${i}`).toBe(401);
+      expect(rateHeaders(res)).toMatchObject({ limit: 30, remaining: 30 - i });
+    }
+    const res = await refreshFrom(ip, 'not.a.jwt');
+    expect(errorOf(res, 429).code).toBe('RATE_LIMITED');
+    const retryAfter = Number(res.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(rateHeaders(res)).toMatchObject({ limit: 30, remaining: 0 });
+    // Another address, with a real token, still refreshes.
+    const email = uniqueEmail();
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/register',
+      remoteAddress: newIp(),
+      payload: { email, password: PASSWORD, full_name: 'Refresher' },
+    });
+    const pair = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      remoteAddress: newIp(),
+      payload: { email, password: PASSWORD },
+    });
+    const { refresh_token } = pair.json<{ data: { refresh_token: string } }>().data;
+    const other = await refreshFrom(newIp(), refresh_token);
+    expect(other.statusCode, other.body).toBe(200);
+    expect(rateHeaders(other)).toMatchObject({ limit: 30, remaining: 29 });
   });
 
   it('sends X-RateLimit-Reset as a Unix timestamp in the future, at most one window away', async () => {

@@ -73,7 +73,10 @@ export function authRoutes(
   app.post(
     '/api/auth/refresh',
     {
-      config: { auth: 'none' },
+      config: {
+        auth: 'none',
+        rateLimit: { name: 'refresh', max: limits.refreshPerMinute, windowSeconds: 60 },
+      },
       schema: {
         tags,
         operationId: 'refreshTokens',
