@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { AppError } from '../../errors.js';
 import { isoNow } from '../clock.js';
+import { MAX_FIELD_ERRORS } from './validation.js';
 
 const Meta = Type.Object({
   request_id: Type.String(),
@@ -22,7 +23,7 @@ export const ErrorEnvelope = Type.Object(
       code: Type.String(),
       message: Type.String(),
       details: Type.Union([
-        Type.Array(FieldErrorSchema),
+        Type.Array(FieldErrorSchema, { maxItems: MAX_FIELD_ERRORS }),
         Type.Object({}, { additionalProperties: true }),
         Type.Null(),
       ]),

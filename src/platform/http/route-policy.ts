@@ -8,6 +8,7 @@ import { AppError, forbidden, unauthorized } from '../../errors.js';
 import type { AuthUser } from '../../modules/auth/service.js';
 import type { RateLimitRule } from '../rate-limit.js';
 import { errorResponse } from './envelope.js';
+import { MAX_FIELD_ERRORS } from './validation.js';
 
 export type AuthLevel = 'none' | 'user' | 'admin';
 
@@ -133,7 +134,9 @@ const rejectQuery: preValidationHookHandler = (request, _reply, done) => {
       : new AppError(
           'VALIDATION_ERROR',
           'Request validation failed',
-          names.map((name) => ({ field: `query.${name}`, message: 'is not an allowed field' })),
+          names
+            .slice(0, MAX_FIELD_ERRORS)
+            .map((name) => ({ field: `query.${name}`, message: 'is not an allowed field' })),
         ),
   );
 };
