@@ -107,10 +107,14 @@ export class AuthService {
   async refresh(refreshToken: string, ctx: RequestContext): Promise<IssuedPair> {
     const claims = await this.tokens.verify(refreshToken, 'refresh');
     const pair = await this.db.transaction(async (tx) => {
+      // The user's row before the token: a revocation of the user's tokens in progress is waited
+      // for, and one starting later sees the token issued here (usersRepo.lockForTokens).
+      const user = await usersRepo.lockForTokens(tx, claims.sub);
       const consumed = await refreshTokensRepo.consume(tx, claims.jti, this.now());
       if (consumed === undefined) return undefined;
-      const user = await usersRepo.findById(tx, consumed.userId);
-      if (user?.isActive !== true) throw unauthorized('Account is not active');
+      if (user?.isActive !== true || user.id !== consumed.userId) {
+        throw unauthorized('Account is not active');
+      }
       const next = await this.tokens.issuePair(user.id, consumed.familyId);
       await refreshTokensRepo.insert(tx, { ...next.refresh, userId: user.id });
       return next;
@@ -126,6 +130,7 @@ export class AuthService {
   async logout(user: AuthUser, ctx: RequestContext): Promise<void> {
     const now = this.now();
     await this.db.transaction(async (tx) => {
+      await usersRepo.lockForTokens(tx, user.id);
       await refreshTokensRepo.revokeFamily(tx, user.family, now);
       await this.revocations.revokeToken(user.jti, user.exp - Math.floor(now.getTime() / 1000));
       await this.revocations.revokeFamilies([user.family]);
@@ -173,6 +178,7 @@ export class AuthService {
     if (row?.usedAt == null) return;
     const now = this.now();
     await this.db.transaction(async (tx) => {
+      await usersRepo.lockForTokens(tx, row.userId);
       await refreshTokensRepo.revokeFamily(tx, row.familyId, now);
       await this.revocations.revokeFamilies([row.familyId]);
       const details = { family: row.familyId };

@@ -48,6 +48,22 @@ export const usersRepo = {
     return rows.map((r) => r.id);
   },
 
+  /**
+   * Locks the user's row until the transaction ends, before any token is touched, by every refresh
+   * and every revocation of the user's tokens: a refresh either commits before a revocation starts
+   * (which then sees the token it issued) or waits for the revocation and sees its result. One
+   * exclusive mode, not a shared one for refreshes: a queue of shared lockers can keep a waiting
+   * revocation out for seconds, while one user's refreshes rarely overlap.
+   */
+  async lockForTokens(tx: Db, id: string): Promise<Pick<UserRow, 'id' | 'isActive'> | undefined> {
+    const [row] = await tx
+      .select({ id: users.id, isActive: users.isActive })
+      .from(users)
+      .where(eq(users.id, id))
+      .for('no key update');
+    return row;
+  },
+
   async count(db: Db): Promise<number> {
     const [row] = await db.select({ n: count() }).from(users);
     return row?.n ?? 0;
