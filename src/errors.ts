@@ -29,10 +29,15 @@ export class AppError extends Error {
     readonly details: FieldError[] | Record<string, unknown> | null = null,
     /** Extra response headers, e.g. Retry-After on RATE_LIMITED. */
     readonly headers: Record<string, string> = {},
+    /**
+     * Only for a client error raised below the routes with a status of its own (406, 408, 411,
+     * ...): it keeps that status; every error of the service's own uses its code's status.
+     */
+    status?: number,
   ) {
     super(message);
     this.name = 'AppError';
-    this.status = ERROR_STATUS[code];
+    this.status = status ?? ERROR_STATUS[code];
   }
 }
 

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { pino, type DestinationStream } from 'pino';
 import type { Config } from '../config.js';
 import { isoNow } from './clock.js';
+import { serializeError } from './log-errors.js';
 
 /** pino, typed as Fastify's logger so one instance serves the app and the services. */
 export type Logger = FastifyBaseLogger;
@@ -111,6 +112,9 @@ export function createLogger(
     // pino's isoTime, formatted once per millisecond.
     timestamp: () => `,"time":"${isoNow()}"`,
     redact: { paths: REDACT, censor: '[redacted]' },
+    // Every `err` (and `error`) logged anywhere: class, codes and a redacted message, never the
+    // values a failed query was given.
+    serializers: { err: serializeError, error: serializeError },
   };
   return pino(options, destination ?? stdoutLines());
 }

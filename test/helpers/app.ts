@@ -8,6 +8,7 @@ import { createDeps, type Deps } from '../../src/deps.js';
 import type { RegisteredRoute } from '../../src/platform/http/route-policy.js';
 import type { App } from '../../src/platform/http/types.js';
 import { createLogger } from '../../src/platform/logger.js';
+import type { DestinationStream } from 'pino';
 import { createTestDatabase, openTestDatabase, type Backend } from './db.js';
 import { REDIS_URL } from './env.js';
 import { deleteRedisPrefix as deleteKeysUnder } from './local-servers.js';
@@ -29,6 +30,8 @@ export interface TestAppOptions {
   shared?: { databaseUrl: string; redisPrefix: string };
   /** Run hooks before `ready()`, e.g. to add a test route. */
   beforeReady?: (app: App) => void;
+  /** Where log lines go (set LOG_LEVEL in `env` too: tests log nothing by default). */
+  logDestination?: DestinationStream;
 }
 
 /** Generous limits so tests are not throttled; rate-limit tests set their own. */
@@ -67,7 +70,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     database = opened.database;
   }
   const config = loadConfig({ ...env, ...options.env });
-  const deps = await createDeps(config, createLogger(config), {
+  const deps = await createDeps(config, createLogger(config, options.logDestination), {
     ...(database === undefined ? {} : { database }),
     ...(options.now === undefined ? {} : { now: options.now }),
   });

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../errors.js';
+import { STATUS_CODES } from 'node:http';
+import { AppError, type ErrorCode } from '../../errors.js';
 import { errorBody } from './envelope.js';
 import { sendAfterBody } from './drain.js';
 import { fieldErrors } from './validation.js';
@@ -31,8 +32,34 @@ export function toAppError(err: unknown): AppError {
         'Unsupported content type; send application/json',
       );
     default:
-      return new AppError('INTERNAL_ERROR', 'Internal server error');
+      return otherStatus(e.statusCode);
   }
+}
+
+/** The codes of DECISIONS 1 that other client statuses of the framework and plugins map to. */
+const CLIENT_CODES: Partial<Record<number, ErrorCode>> = {
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  409: 'CONFLICT',
+  429: 'RATE_LIMITED',
+};
+
+/**
+ * A status the framework or a plugin chose for a request: a client error keeps its status (a 406
+ * or 408 is the client's to fix, not the server's fault) with its standard reason as the message,
+ * since the framework's own text may quote the request; anything else is an internal error.
+ */
+function otherStatus(status: number | undefined): AppError {
+  if (status === undefined || status < 400 || status > 499) {
+    return status === 503
+      ? new AppError('SERVICE_UNAVAILABLE', 'Service unavailable')
+      : new AppError('INTERNAL_ERROR', 'Internal server error');
+  }
+  const code = CLIENT_CODES[status];
+  const reason = STATUS_CODES[status] ?? 'Request refused';
+  return code === undefined
+    ? new AppError('VALIDATION_ERROR', reason, null, {}, status)
+    : new AppError(code, reason);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
