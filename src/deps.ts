@@ -6,6 +6,7 @@ import { runMigrations } from './db/migrate.js';
 import { AuditService } from './modules/audit/service.js';
 import { RevocationList } from './modules/auth/revocation.js';
 import { LoginLockout } from './modules/auth/lockout.js';
+import { PasswordChangeLockout } from './modules/auth/password-lockout.js';
 import { AuthService } from './modules/auth/service.js';
 import { Sessions } from './modules/auth/sessions.js';
 import { TokenSigner, loadOrCreateSecret } from './modules/auth/tokens.js';
@@ -16,6 +17,7 @@ import { createKnowledge, type Knowledge } from './modules/knowledge/wiring.js';
 import { UsersService } from './modules/users/service.js';
 import { createFileStore, type FileStore } from './platform/file-store.js';
 import type { VectorStore } from './providers/vectorstore/types.js';
+import { memoryAttempts, redisAttempts } from './platform/attempts.js';
 import {
   createRedis,
   memoryStore,
@@ -85,13 +87,16 @@ export async function createDeps(
   // The in-process store starts empty: without this, a restart would revive logged-out tokens.
   if (kv.kind === 'memory') await revocations.restoreFromDatabase(database.db, now());
   const audit = new AuditService(database.db, now);
+  // Password checks are counted where every instance sees them (DECISIONS 8).
+  const attempts = redis === undefined ? memoryAttempts() : redisAttempts(redis);
   const users = new UsersService(
     database.db,
     audit,
     new Sessions(revocations),
+    new PasswordChangeLockout(database.db, audit, metrics, config.lockout, attempts, now),
     config.userCacheTtlMs,
   );
-  const lockout = new LoginLockout(database.db, audit, metrics, config.lockout);
+  const lockout = new LoginLockout(database.db, audit, metrics, config.lockout, attempts, now);
   const auth = new AuthService(
     database.db,
     signer,

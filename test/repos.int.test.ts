@@ -49,22 +49,6 @@ describe.each<Backend>(['postgres', 'pglite'])('repositories on %s', (backend) =
       expect(page.map((u) => u.id)).toEqual(expected);
     });
 
-    it('counts failures within a window and starts a new window after it', async () => {
-      const u = await usersRepo.insert(db(), newUser());
-      const t0 = new Date('2026-01-01T00:00:00Z');
-      expect(await usersRepo.recordFailure(db(), u.id, t0, 900)).toBe(1);
-      expect(await usersRepo.recordFailure(db(), u.id, new Date(t0.getTime() + 60_000), 900)).toBe(
-        2,
-      );
-      expect(await usersRepo.recordFailure(db(), u.id, new Date(t0.getTime() + 901_000), 900)).toBe(
-        1,
-      );
-      await usersRepo.recordLogin(db(), u.id, new Date());
-      expect(await usersRepo.recordFailure(db(), u.id, new Date(t0.getTime() + 902_000), 900)).toBe(
-        1,
-      );
-    });
-
     it('records locks and deletes them, and the tokens, with the user', async () => {
       const u = await usersRepo.insert(db(), newUser());
       const now = new Date();

@@ -54,8 +54,8 @@ export function authRoutes(
         operationId: 'login',
         summary: 'Exchange email and password for a token pair',
         description:
-          'Wrong email or password: 401. Inactive account: 403. Five failures within 15 minutes ' +
-          'lock the account for 15 minutes: 429 with Retry-After.',
+          'Wrong email or password: 401. Inactive account: 403. Five failures for one email ' +
+          '(registered or not) within 15 minutes lock it for 15 minutes: 429 with Retry-After.',
         body: LoginBody,
         response: {
           200: Envelope(TokenPair),

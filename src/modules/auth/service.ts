@@ -71,31 +71,37 @@ export class AuthService {
     }
   }
 
+  /**
+   * The password check is reserved before argon2 runs (per email, registered or not), so at most
+   * the lockout's number of wrong passwords is ever checked in its window, however many arrive.
+   */
   async login(emailInput: string, password: string, ctx: RequestContext): Promise<IssuedPair> {
     const email = normalizeEmail(emailInput);
-    const user = await usersRepo.findByEmail(this.db, email);
-    const now = this.now();
-    if (user === undefined) {
-      await verifyAgainstDummy(password);
-      await this.failed({ id: null, email }, null, 'unknown_email', ctx);
+    const [user, attempt] = await Promise.all([
+      usersRepo.findByEmail(this.db, email),
+      this.lockout.reserve(email),
+    ]);
+    if (typeof attempt !== 'number') {
+      await this.failed(user ?? { id: null, email }, user?.id ?? null, 'locked', ctx);
+      throw attempt;
+    }
+    if (user === undefined) await verifyAgainstDummy(password);
+    if (user === undefined || !(await verifyPassword(user.passwordHash, password))) {
+      await this.lockout.recordWrongPassword(email, user, attempt, ctx);
       throw unauthorized(LOGIN_FAILED);
     }
-    const locked = this.lockout.lockedError(user, now);
-    if (locked !== null) {
-      await this.failed(user, user.id, 'locked', ctx);
-      throw locked;
-    }
-    if (!(await verifyPassword(user.passwordHash, password))) {
-      await this.lockout.recordWrongPassword(user, now, ctx);
-      throw unauthorized(LOGIN_FAILED);
-    }
+    await this.lockout.reset(email);
     if (!user.isActive) {
       await this.failed(user, user.id, 'inactive', ctx);
       throw new AppError('FORBIDDEN', 'This account is inactive');
     }
+    return this.signIn(user, ctx);
+  }
+
+  private async signIn(user: UserRow, ctx: RequestContext): Promise<IssuedPair> {
     const pair = await this.tokens.issuePair(user.id);
     await this.db.transaction(async (tx) => {
-      await usersRepo.recordLogin(tx, user.id, now);
+      await usersRepo.recordLogin(tx, user.id, this.now());
       await refreshTokensRepo.insert(tx, { ...pair.refresh, userId: user.id });
       await this.audit.append(tx, userEvent('auth.login', user, user.id), ctx);
     });

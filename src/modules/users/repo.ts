@@ -90,24 +90,6 @@ export const usersRepo = {
       .where(eq(users.id, id));
   },
 
-  /**
-   * Counts one failed login in a window that starts at the first failure; atomic per row, so
-   * parallel attempts are all counted. Returns the count within the current window.
-   */
-  async recordFailure(db: Db, id: string, at: Date, windowSeconds: number): Promise<number> {
-    const fresh = sql`${users.failedLoginWindowStart} is null
-      or ${users.failedLoginWindowStart} <= ${at}::timestamptz - make_interval(secs => ${windowSeconds})`;
-    const [row] = await db
-      .update(users)
-      .set({
-        failedLoginCount: sql`case when ${fresh} then 1 else ${users.failedLoginCount} + 1 end`,
-        failedLoginWindowStart: sql`case when ${fresh} then ${at}::timestamptz else ${users.failedLoginWindowStart} end`,
-      })
-      .where(eq(users.id, id))
-      .returning({ n: users.failedLoginCount });
-    return row?.n ?? 0;
-  },
-
   async setLockedUntil(db: Db, id: string, until: Date): Promise<void> {
     await db
       .update(users)

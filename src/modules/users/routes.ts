@@ -62,9 +62,14 @@ export function usersRoutes(app: App, { users }: { users: UsersService }): void 
         tags,
         operationId: 'changeOwnPassword',
         summary: 'Change own password; ends every session of the account',
-        description: 'A wrong old password or a rejected new one is a 422 naming the field.',
+        description:
+          'A wrong old password or a rejected new one is a 422 naming the field. Five wrong old ' +
+          'passwords within 15 minutes lock changing the password for 15 minutes: 429 with Retry-After.',
         body: ChangePasswordBody,
-        response: { 200: Envelope(Message) },
+        response: {
+          200: Envelope(Message),
+          429: errorResponse('Too many wrong old passwords: changing the password is locked'),
+        },
       },
     },
     async (request) => {

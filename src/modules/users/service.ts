@@ -7,6 +7,7 @@ import { userEvent, type AuditService, type RequestContext } from '../audit/serv
 import { auditRepo } from '../audit/repo.js';
 import { emailDigest } from '../audit/hash.js';
 import { hashPassword, passwordProblems, verifyPassword } from '../auth/password.js';
+import type { PasswordChangeLockout } from '../auth/password-lockout.js';
 import type { Sessions } from '../auth/sessions.js';
 import { usersRepo, type UserPatch } from './repo.js';
 
@@ -39,6 +40,7 @@ export class UsersService {
     private readonly db: Db,
     private readonly audit: AuditService,
     private readonly sessions: Sessions,
+    private readonly guessing: PasswordChangeLockout,
     cacheTtlMs: number,
   ) {
     this.cache = new TtlCache(cacheTtlMs);
@@ -96,11 +98,17 @@ export class UsersService {
     ctx: RequestContext,
   ) {
     const user = await this.get(actor.id);
+    // Reserved before argon2 runs: at most the lockout's number of wrong guesses is ever checked.
+    const attempt = await this.guessing.reserve(actor, ctx);
     const problems = passwordProblems(newPassword, user.email, 'body.new_password');
     if (!(await verifyPassword(user.passwordHash, oldPassword))) {
+      await this.guessing.recordWrongPassword(actor, attempt, ctx);
       problems.unshift({ field: 'body.old_password', message: 'is not the current password' });
-    } else if (oldPassword === newPassword) {
-      problems.push({ field: 'body.new_password', message: 'must differ from the current one' });
+    } else {
+      await this.guessing.reset(user.id);
+      if (oldPassword === newPassword) {
+        problems.push({ field: 'body.new_password', message: 'must differ from the current one' });
+      }
     }
     if (problems.length > 0) {
       const event = userEvent('user.password_changed', actor, user.id, { success: false });

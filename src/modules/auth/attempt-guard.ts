@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import type { Config } from '../../config.js';
+import { AppError, serviceUnavailable } from '../../errors.js';
+import type { AttemptStore } from '../../platform/attempts.js';
+
+export type LockPolicy = Config['lockout'];
+
+/** A password check reserved before it runs, or the lock refusing it. */
+export type Reserved = { attempt: number } | { lockedUntil: Date };
+
+/**
+ * Password guessing limits (DECISIONS 2 and 8): at most `maxFailures` password checks per subject
+ * within `windowSeconds` of the first, reserved atomically in the shared store *before* argon2
+ * runs, so parallel requests cannot slip past the count; the check that uses the last reservation
+ * and fails locks the subject for `lockSeconds`; a right password starts a new count. Subjects are
+ * hashed: no email reaches the store.
+ */
+export class AttemptGuard {
+  constructor(
+    private readonly store: AttemptStore,
+    private readonly scope: string,
+    private readonly policy: LockPolicy,
+    private readonly now: () => Date,
+  ) {}
+
+  async reserve(subject: string): Promise<Reserved> {
+    const now = this.now().getTime();
+    const { maxFailures, windowSeconds } = this.policy;
+    const reserved = await failClosed(
+      this.store.reserve(this.key(subject), {
+        now,
+        windowMs: windowSeconds * 1000,
+        max: maxFailures,
+        keepMs: this.keepMs(),
+      }),
+    );
+    if (reserved.kind === 'granted') return { attempt: reserved.attempt };
+    // A full window: every allowed check is under way, the one that fails last locks.
+    const until =
+      reserved.kind === 'locked' ? reserved.until : now + this.policy.lockSeconds * 1000;
+    return { lockedUntil: new Date(until) };
+  }
+
+  /** A wrong password on reservation `attempt`; when that was the last one, the lock's end. */
+  async failed(subject: string, attempt: number): Promise<Date | null> {
+    if (attempt < this.policy.maxFailures) return null;
+    const until = this.now().getTime() + this.policy.lockSeconds * 1000;
+    await failClosed(this.store.lock(this.key(subject), until, this.keepMs()));
+    return new Date(until);
+  }
+
+  /** A right password: the count starts again (a lock already in force stays). */
+  async succeeded(subject: string): Promise<void> {
+    await failClosed(this.store.clear(this.key(subject), this.now().getTime()));
+  }
+
+  private key(subject: string): string {
+    return `attempts:${this.scope}:${createHash('sha256').update(subject).digest('base64url')}`;
+  }
+
+  private keepMs(): number {
+    return Math.max(this.policy.windowSeconds, this.policy.lockSeconds) * 1000;
+  }
+}
+
+/** The 429 of a lock: Retry-After and `details.locked_until` say when it ends. */
+export function lockedError(message: string, until: Date, now: Date): AppError {
+  const retryAfter = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000));
+  return new AppError(
+    'RATE_LIMITED',
+    message,
+    { locked_until: until.toISOString() },
+    { 'retry-after': String(retryAfter) },
+  );
+}
+
+/**
+ * Fails closed: without the store no password is checked (unlimited guessing otherwise), and the
+ * caller gets 503, a dependency outage, as token checks do.
+ */
+async function failClosed<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw serviceUnavailable('The sign-in store is unavailable; try again shortly');
+  }
+}
