@@ -73,6 +73,12 @@ describe.each<Backend>(['postgres', 'pglite'])('password guessing (%s)', (backen
     expect((await login(t.app, u.email)).statusCode).toBe(200);
   });
 
+  it('20 logins with the right password at once all succeed (a check waits its turn)', async () => {
+    const u = await createUser(t.app, t.deps);
+    const results = await Promise.all(Array.from({ length: 20 }, () => login(t.app, u.email)));
+    expect(statuses(results)).toEqual({ 200: 20 });
+  });
+
   it('locks an unknown email exactly like an account, so 429 tells nothing', async () => {
     const known = await createUser(t.app, t.deps);
     const unknown = uniqueEmail('nobody');

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config.js';
 import { AppError, serviceUnavailable } from '../../errors.js';
-import type { AttemptStore } from '../../platform/attempts.js';
+import type { AttemptStore, AttemptWindow } from '../../platform/attempts.js';
 
 export type LockPolicy = Config['lockout'];
+
+/** How long a check waits for one of the window's checks under way to end. */
+const FULL_WAIT_MS = 2000;
 
 /** A password check reserved before it runs, or the lock refusing it. */
 export type Reserved = { attempt: number } | { lockedUntil: Date };
@@ -23,22 +26,23 @@ export class AttemptGuard {
     private readonly now: () => Date,
   ) {}
 
+  /**
+   * Reserves one check. When every check the window allows is already under way, waits (briefly,
+   * at most FULL_WAIT_MS) for one of them to end: a right password starts a new count and the
+   * wait ends with a reservation; the last wrong one locks, and it ends with the lock.
+   */
   async reserve(subject: string): Promise<Reserved> {
-    const now = this.now().getTime();
-    const { maxFailures, windowSeconds } = this.policy;
-    const reserved = await failClosed(
-      this.store.reserve(this.key(subject), {
-        now,
-        windowMs: windowSeconds * 1000,
-        max: maxFailures,
-        keepMs: this.keepMs(),
-      }),
-    );
-    if (reserved.kind === 'granted') return { attempt: reserved.attempt };
-    // A full window: every allowed check is under way, the one that fails last locks.
-    const until =
-      reserved.kind === 'locked' ? reserved.until : now + this.policy.lockSeconds * 1000;
-    return { lockedUntil: new Date(until) };
+    const key = this.key(subject);
+    const deadline = Date.now() + FULL_WAIT_MS;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+      const now = this.now().getTime();
+      const reserved = await failClosed(this.store.reserve(key, this.window(now)));
+      if (reserved.kind === 'granted') return { attempt: reserved.attempt };
+      if (reserved.kind === 'locked') return { lockedUntil: new Date(reserved.until) };
+      // Checks stuck for that long (an overloaded instance): refused for now, not locked.
+      if (Date.now() + pause > deadline) return { lockedUntil: new Date(now + 1000) };
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
   }
 
   /** A wrong password on reservation `attempt`; when that was the last one, the lock's end. */
@@ -56,6 +60,11 @@ export class AttemptGuard {
 
   private key(subject: string): string {
     return `attempts:${this.scope}:${createHash('sha256').update(subject).digest('base64url')}`;
+  }
+
+  private window(now: number): AttemptWindow {
+    const { maxFailures, windowSeconds } = this.policy;
+    return { now, windowMs: windowSeconds * 1000, max: maxFailures, keepMs: this.keepMs() };
   }
 
   private keepMs(): number {
