@@ -19,7 +19,8 @@ interface Revocation {
  * Issue 9: a refresh that commits while a password change or deactivation revokes every token of
  * the user must not leave a live refresh token behind it. Many refresh chains (each presenting the
  * token it has just received) run while the revocation happens; afterwards no token issued before
- * or during the revocation may refresh, and no unused, unrevoked token of the user is left.
+ * or during the revocation may refresh, and no unused, unrevoked token of the user is left. Nor
+ * may a login that checked the old password just before a password change begin a session after it.
  */
 describe('refresh racing a revocation (PostgreSQL + Redis)', { timeout: 180_000 }, () => {
   let t: TestApp;
@@ -121,6 +122,25 @@ describe('refresh racing a revocation (PostgreSQL + Redis)', { timeout: 180_000 
     expect(
       await rounds({ revoke: (u) => put(u, 'deactivate'), after: (u) => put(u, 'activate') }),
     ).toEqual({ roundsWithSurvivors: 0, survivors: 0, live: 0 });
+  });
+
+  it('leaves no session behind a password change from logins with the old password racing it', async () => {
+    let leftBehind = 0;
+    for (let i = 0; i < ROUNDS; i++) {
+      const user = await createUser(t.app, t.deps);
+      const logins = Array.from({ length: CHAINS }, () => login(t.app, user.email));
+      await new Promise((r) => setTimeout(r, Math.random() * 20));
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/users/me/change-password',
+        headers: bearer(user.access),
+        payload: { old_password: user.password, new_password: 'a brand new passphrase' },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      for (const r of await Promise.all(logins)) expect([200, 401]).toContain(r.statusCode);
+      leftBehind += await liveTokens(user.id);
+    }
+    expect(leftBehind).toBe(0);
   });
 
   it('leaves no live refresh token of the family behind a logout', async () => {

@@ -101,7 +101,11 @@ export class AuthService {
   private async signIn(user: UserRow, ctx: RequestContext): Promise<IssuedPair> {
     const pair = await this.tokens.issuePair(user.id);
     await this.db.transaction(async (tx) => {
-      await usersRepo.recordLogin(tx, user.id, this.now());
+      // A password change or deactivation that committed since the check revoked every session:
+      // this one must not begin after it.
+      if (!(await usersRepo.recordLogin(tx, user.id, user.passwordHash, this.now()))) {
+        throw unauthorized(LOGIN_FAILED);
+      }
       await refreshTokensRepo.insert(tx, { ...pair.refresh, userId: user.id });
       await this.audit.append(tx, userEvent('auth.login', user, user.id), ctx);
     });

@@ -83,11 +83,18 @@ export const usersRepo = {
     return rows.length > 0;
   },
 
-  async recordLogin(db: Db, id: string, at: Date): Promise<void> {
-    await db
+  /**
+   * Records a login checked against `passwordHash`, unless the account changed since: its password
+   * (a password change committed meanwhile) or its activation. False when it did. Locks the row,
+   * like every change to the user's sessions (see lockForTokens).
+   */
+  async recordLogin(db: Db, id: string, passwordHash: string, at: Date): Promise<boolean> {
+    const rows = await db
       .update(users)
       .set({ lastLogin: at, failedLoginCount: 0, failedLoginWindowStart: null, lockedUntil: null })
-      .where(eq(users.id, id));
+      .where(and(eq(users.id, id), eq(users.passwordHash, passwordHash), eq(users.isActive, true)))
+      .returning({ id: users.id });
+    return rows.length > 0;
   },
 
   async setLockedUntil(db: Db, id: string, until: Date): Promise<void> {
