@@ -6,10 +6,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
+import { TokenSigner } from '../src/modules/auth/tokens.js';
 import { createLogger } from '../src/platform/logger.js';
-import { createTestApp, deleteRedisPrefix, type TestApp } from './helpers/app.js';
+import { TEST_JWT_SECRET, createTestApp, deleteRedisPrefix, type TestApp } from './helpers/app.js';
 import { openTestDatabase } from './helpers/db.js';
-import { bearer, createUser, errorOf } from './helpers/factories.js';
+import {
+  PASSWORD,
+  bearer,
+  errorOf,
+  login,
+  register,
+  uniqueEmail,
+} from './helpers/factories.js';
 import { REDIS_URL } from './helpers/env.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -295,8 +303,16 @@ describe('readiness with Redis unreachable', () => {
     expect(res.statusCode).toBe(200);
   });
 
-  it('lets logins through (limits fail open) but answers token checks with 503', async () => {
-    const user = await createUser(t.app, t.deps);
+  it('registers (limits fail open) but answers logins and token checks with 503', async () => {
+    const email = uniqueEmail();
+    const created = await register(t.app, { email, password: PASSWORD, full_name: 'No Redis' });
+    expect(created.statusCode, created.body).toBe(201);
+    // Login lockout counts in Redis: without it, password checks would be unlimited (fail closed).
+    expect(errorOf(await login(t.app, email), 503).code).toBe('SERVICE_UNAVAILABLE');
+    // A token signed as the service signs them: revocation lives in Redis, so it cannot be checked.
+    const id = created.json<{ data: { id: string } }>().data.id;
+    const signer = new TokenSigner(TEST_JWT_SECRET, 900, 3600);
+    const user = { access: (await signer.issuePair(id)).access_token };
     const me = await t.app.inject({
       method: 'GET',
       url: '/api/auth/me',

@@ -34,6 +34,9 @@ export interface TestAppOptions {
   logDestination?: DestinationStream;
 }
 
+/** The signing key of every test app (tests that sign a token themselves use it). */
+export const TEST_JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+
 /** Generous limits so tests are not throttled; rate-limit tests set their own. */
 const TEST_LIMITS = {
   RATE_LIMIT_REGISTER_PER_HOUR: '100000',
@@ -51,7 +54,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     DATA_DIR: dataDir,
-    JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123456789',
+    JWT_SECRET: TEST_JWT_SECRET,
     ...TEST_LIMITS,
   };
   let database;
