@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Type, type Static } from 'typebox';
 import type { EmbeddingsConfig } from './providers/embeddings/index.js';
 
@@ -40,6 +41,14 @@ export const KnowledgeEnv = {
   KB_JOB_RETRY_BASE_MS: Type.Integer({ minimum: 10, maximum: 3_600_000, default: 5000 }),
   KB_JOB_LEASE_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 }),
   KB_JOB_SWEEP_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  // Worker threads for extraction, chunking and offline embedding; unset: from the CPU count.
+  KB_WORKER_THREADS: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
+  KB_WORKER_MAX_HEAP_MB: Type.Integer({ minimum: 64, maximum: 16_384, default: 1024 }),
+  // Extraction budgets (DECISIONS 6); each failing a job with EXTRACTION_LIMIT.
+  KB_MAX_DECODED_MB: Type.Integer({ minimum: 1, maximum: 4096, default: 200 }),
+  KB_MAX_PAGES: Type.Integer({ minimum: 1, maximum: 100_000, default: 5000 }),
+  KB_MAX_CHUNKS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20_000 }),
+  KB_MAX_CPU_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 300 }),
 };
 
 type KnowledgeEnvValues = Static<ReturnType<typeof Type.Object<typeof KnowledgeEnv>>>;
@@ -60,8 +69,34 @@ export interface KnowledgeConfig {
     retryBaseMs: number;
     leaseMs: number;
     sweepMs: number;
+    /** Worker threads, which is also how many jobs an instance runs at once. */
+    threads: number;
+    /** Heap limit of each worker thread. */
+    maxHeapMb: number;
   };
+  budgets: ExtractionBudgets;
 }
+
+/** What one indexing job may cost; exceeding any fails it with EXTRACTION_LIMIT. */
+export interface ExtractionBudgets {
+  /** Decoded (decompressed) PDF stream data, summed over the document's streams. */
+  maxDecodedBytes: number;
+  maxPages: number;
+  maxChunks: number;
+  /** Time a worker thread spends working on the job (waits for the database excluded). */
+  maxCpuMs: number;
+}
+
+/** The budgets' defaults (the environment's defaults above), for code wired without config. */
+export const DEFAULT_BUDGETS: Readonly<ExtractionBudgets> = {
+  maxDecodedBytes: 200 * 1024 * 1024,
+  maxPages: 5000,
+  maxChunks: 20_000,
+  maxCpuMs: 300_000,
+};
+
+/** One thread per core up to 4, at least one: the HTTP thread and PostgreSQL need CPU too. */
+export const defaultWorkerThreads = (): number => Math.max(1, Math.min(4, availableParallelism()));
 
 /** Cross-key rules; problems go into the one list config.ts reports. */
 export function checkKnowledge(env: KnowledgeEnvValues, problems: Map<string, string>): void {
@@ -123,6 +158,14 @@ export function knowledgeConfig(env: KnowledgeEnvValues): KnowledgeConfig {
       retryBaseMs: env.KB_JOB_RETRY_BASE_MS,
       leaseMs: env.KB_JOB_LEASE_MS,
       sweepMs: env.KB_JOB_SWEEP_MS,
+      threads: env.KB_WORKER_THREADS ?? defaultWorkerThreads(),
+      maxHeapMb: env.KB_WORKER_MAX_HEAP_MB,
+    },
+    budgets: {
+      maxDecodedBytes: env.KB_MAX_DECODED_MB * 1024 * 1024,
+      maxPages: env.KB_MAX_PAGES,
+      maxChunks: env.KB_MAX_CHUNKS,
+      maxCpuMs: env.KB_MAX_CPU_SECONDS * 1000,
     },
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkPages, type Chunk } from './chunk.js';
+import { chunkPages, TooManyChunks, type Chunk } from './chunk.js';
 import type { ExtractedPage } from './extract.js';
 
 const txt = (text: string): ExtractedPage[] => [{ page: null, text }];
@@ -224,5 +224,12 @@ describe('chunkPages: text clean-up', () => {
     );
     expect(chunkPages([])).toEqual([]);
     expect(chunkPages([{ page: 1, text: ' \n\n ' }])).toEqual([]);
+  });
+
+  it('throws TooManyChunks at the first chunk over maxChunks, and not at maxChunks itself', () => {
+    const body = sentences(60).join(' ');
+    const all = chunkPages(txt(body)).length;
+    expect(chunkPages(txt(body), { maxChunks: all })).toHaveLength(all);
+    expect(() => chunkPages(txt(body), { maxChunks: all - 1 })).toThrow(TooManyChunks);
   });
 });

@@ -24,6 +24,15 @@ export interface Chunk {
 export interface ChunkOptions {
   targetChars?: number;
   overlapChars?: number;
+  /** A budget: one more chunk throws TooManyChunks, before the rest of the text is cut. */
+  maxChunks?: number;
+}
+
+export class TooManyChunks extends Error {
+  constructor(readonly max: number) {
+    super(`more than ${max} chunks`);
+    this.name = 'TooManyChunks';
+  }
 }
 
 type Unit = { heading: string } | Sentence;
@@ -33,18 +42,20 @@ export function chunkPages(pages: readonly ExtractedPage[], options: ChunkOption
   const overlap = Math.max(0, options.overlapChars ?? 150);
   const running = runningLines(pages);
   const units = pages.flatMap((page) => pageUnits(page, running, target));
-  return assemble(units, target, overlap);
+  return assemble(units, target, overlap, options.maxChunks ?? Infinity);
 }
 
-function assemble(units: Unit[], target: number, overlap: number): Chunk[] {
+function assemble(units: Unit[], target: number, overlap: number, max: number): Chunk[] {
   const chunks: Chunk[] = [];
   let heading: string | null = null;
   let current: Sentence[] = [];
   let length = 0; // of joinSentences(current), kept as we go: chunks may hold many sentences
   const emit = () => {
     const [first] = current;
+    if (!first) return;
+    if (chunks.length >= max) throw new TooManyChunks(max);
     const [text, index] = [joinSentences(current), chunks.length];
-    if (first) chunks.push({ index, text, page: first.page, heading, startOffset: first.offset });
+    chunks.push({ index, text, page: first.page, heading, startOffset: first.offset });
   };
   for (const unit of units) {
     if ('heading' in unit) {

@@ -73,7 +73,7 @@ describe('extractPages (PDF)', () => {
       [{ paragraph: 'c' }],
     ]);
     const error = await extractionError(extractPages(pdf, PDF, { maxPages: 2 }));
-    expect(error.code).toBe('too_many_pages');
+    expect(error).toMatchObject({ code: 'EXTRACTION_LIMIT', limit: 'pages' });
     expect(error.message).toContain('3 pages');
     await expect(extractPages(pdf, PDF, { maxPages: 3 })).resolves.toHaveLength(3);
   });

@@ -1,5 +1,9 @@
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { SupportedType } from './content-type.js';
+import { DecodedSizeExceeded, measureDecodedSize } from './pdf-budget.js';
+import { layoutText, type PositionedText } from './pdf-layout.js';
+
+export { layoutText, type PositionedText } from './pdf-layout.js';
 
 /**
  * Text extraction for indexing: one entry per PDF page (numbered from 1, so answers can cite the
@@ -12,32 +16,62 @@ export interface ExtractedPage {
   text: string;
 }
 
-export type ExtractionErrorCode = 'encrypted' | 'corrupt' | 'no_text' | 'too_many_pages';
+export type ExtractionErrorCode = 'encrypted' | 'corrupt' | 'no_text' | 'EXTRACTION_LIMIT';
+
+/** The budget an EXTRACTION_LIMIT failure exceeded (DECISIONS 6, and the worker's heap). */
+export type BudgetName = 'decoded_bytes' | 'pages' | 'chunks' | 'cpu_time' | 'memory';
+
+export interface ExtractionErrorDetails {
+  code: ExtractionErrorCode;
+  message: string;
+  limit?: BudgetName;
+}
 
 /** A document that cannot be indexed; `details` becomes the indexing job's `error_details`. */
 export class ExtractionError extends Error {
+  readonly limit: BudgetName | undefined;
+
   constructor(
     readonly code: ExtractionErrorCode,
     message: string,
-    options?: { cause: unknown },
+    options?: { cause?: unknown; limit?: BudgetName },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ExtractionError';
+    this.limit = options?.limit;
   }
 
-  get details(): { code: ExtractionErrorCode; message: string } {
-    return { code: this.code, message: this.message };
+  get details(): ExtractionErrorDetails {
+    const { code, message, limit } = this;
+    return limit === undefined ? { code, message } : { code, message, limit };
+  }
+
+  /** Rebuilt from `details`, e.g. after crossing from a worker thread. */
+  static from(details: ExtractionErrorDetails): ExtractionError {
+    return details.limit === undefined
+      ? new ExtractionError(details.code, details.message)
+      : new ExtractionError(details.code, details.message, { limit: details.limit });
   }
 }
 
+/** A job over one of its budgets: it fails with EXTRACTION_LIMIT, and retrying cannot help. */
+export const limitExceeded = (limit: BudgetName, message: string): ExtractionError =>
+  new ExtractionError('EXTRACTION_LIMIT', message, { limit });
+
 export interface ExtractOptions {
-  /** Bounds the work one upload can cause; more pages fail with `too_many_pages`. */
+  /** Bounds the work one upload can cause; more pages fail with EXTRACTION_LIMIT. */
   maxPages?: number;
+  /** Decoded PDF stream data allowed, counted before pdf.js reads the file. */
+  maxDecodedBytes?: number;
   /** Stops between pages, e.g. when a newer version of the document supersedes the job. */
   signal?: AbortSignal;
 }
 
 export const DEFAULT_MAX_PAGES = 5000;
+export const DEFAULT_MAX_DECODED_BYTES = 200 * 1024 * 1024;
+
+/** "200 MB" for a byte count in whole MiB, as KB_MAX_DECODED_MB sets it. */
+const megabytes = (bytes: number) => `${Math.round(bytes / (1024 * 1024))} MB`;
 
 export async function extractPages(
   bytes: Uint8Array,
@@ -70,6 +104,8 @@ function extractText(bytes: Uint8Array): ExtractedPage {
 }
 
 async function extractPdf(bytes: Uint8Array, options: ExtractOptions): Promise<ExtractedPage[]> {
+  await checkDecodedSize(bytes, options.maxDecodedBytes ?? DEFAULT_MAX_DECODED_BYTES);
+  options.signal?.throwIfAborted();
   // Loaded on first use: pdf.js takes ~0.4 s to import, which the API process should not pay.
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
   const task = pdfjs.getDocument({
@@ -95,11 +131,24 @@ async function extractPdf(bytes: Uint8Array, options: ExtractOptions): Promise<E
   }
 }
 
+/** Fails before pdf.js opens the file when its streams decode to more than `budget` bytes. */
+async function checkDecodedSize(bytes: Uint8Array, budget: number): Promise<void> {
+  try {
+    await measureDecodedSize(bytes, budget);
+  } catch (error) {
+    if (!(error instanceof DecodedSizeExceeded)) throw error;
+    throw limitExceeded(
+      'decoded_bytes',
+      `The PDF's decoded stream data exceeds ${megabytes(budget)}; at most ${megabytes(budget)} can be indexed.`,
+    );
+  }
+}
+
 async function readPages(pdf: PDFDocumentProxy, options: ExtractOptions): Promise<ExtractedPage[]> {
   const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
   if (pdf.numPages > maxPages) {
-    throw new ExtractionError(
-      'too_many_pages',
+    throw limitExceeded(
+      'pages',
       `The PDF has ${pdf.numPages} pages; at most ${maxPages} can be indexed.`,
     );
   }
@@ -141,18 +190,6 @@ function isNamed(value: unknown): value is { name: string } {
   );
 }
 
-/** A run of text at a position on the page, in PDF units (y grows upwards). */
-export interface PositionedText {
-  str: string;
-  x: number;
-  y: number;
-  width: number;
-  /** Font size: the text's vertical scale. */
-  size: number;
-  /** pdf.js marks the last run of a line. */
-  hasEOL: boolean;
-}
-
 async function positionedText(page: PDFPageProxy): Promise<PositionedText[]> {
   const content = await page.getTextContent();
   const runs: PositionedText[] = [];
@@ -164,81 +201,4 @@ async function positionedText(page: PDFPageProxy): Promise<PositionedText[]> {
     runs.push({ str: item.str, x, y, width: item.width, size, hasEOL: item.hasEOL });
   }
   return runs;
-}
-
-interface Line {
-  text: string;
-  y: number;
-  size: number;
-}
-
-/** Joins text runs into lines and lines into paragraphs. Exported for tests. */
-export function layoutText(runs: PositionedText[]): string {
-  const lines = toLines(runs);
-  const spacing = typicalLineSpacing(lines);
-  let text = '';
-  lines.forEach((line, i) => {
-    const previous = lines[i - 1];
-    if (previous) text += startsParagraph(previous, line, spacing) ? '\n\n' : '\n';
-    text += line.text;
-  });
-  return text;
-}
-
-// Broken font encodings yield control characters; NUL would even be refused by PostgreSQL.
-// eslint-disable-next-line no-control-regex -- matching them is the point
-const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
-
-function toLines(runs: PositionedText[]): Line[] {
-  const lines: Line[] = [];
-  let current: (Line & { end: number }) | null = null;
-  const close = () => {
-    const text = current?.text.replace(/\s+/g, ' ').trim();
-    if (current && text) lines.push({ text, y: current.y, size: current.size });
-    current = null;
-  };
-  for (const run of runs) {
-    // Empty runs are bare end-of-line markers; their position is already the next line's.
-    if (run.str !== '') {
-      // A new baseline without an end-of-line marker still starts a new line. Superscripts
-      // (footnote marks) sit less than half a font size higher and stay on their line.
-      if (current && Math.abs(run.y - current.y) > 0.6 * Math.max(current.size, run.size)) close();
-      if (!current) current = { text: '', y: run.y, size: run.size, end: run.x };
-      else if (needsSpace(current, run)) current.text += ' ';
-      current.text += run.str.replace(CONTROL_CHARACTERS, '');
-      current.end = run.x + run.width;
-      current.size = Math.max(current.size, run.size);
-    }
-    if (run.hasEOL) close();
-  }
-  close();
-  return lines;
-}
-
-/** Runs placed apart without a space character between them are separate words. */
-function needsSpace(line: Line & { end: number }, run: PositionedText): boolean {
-  const gap = run.x - line.end;
-  return gap > 0.15 * run.size && !/\s$/.test(line.text) && !/^\s/.test(run.str);
-}
-
-/**
- * The distance between consecutive lines inside a paragraph: the lower quartile of the gaps, so a
- * page of many short paragraphs still yields the line spacing rather than the paragraph spacing.
- */
-function typicalLineSpacing(lines: Line[]): number | null {
-  const gaps: number[] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const [above, below] = [lines[i - 1], lines[i]];
-    if (above && below && above.y > below.y) gaps.push(above.y - below.y);
-  }
-  gaps.sort((p, q) => p - q);
-  return gaps[Math.floor((gaps.length - 1) / 4)] ?? null;
-}
-
-function startsParagraph(above: Line, line: Line, spacing: number | null): boolean {
-  const gap = above.y - line.y;
-  if (gap < 0) return true; // moved up the page: a new column or a text box
-  // A change of font size separates a heading from its body even when they sit close together.
-  if (Math.abs(above.size - line.size) > 0.15 * Math.max(above.size, line.size)) return true;
-  return spacing !== null && gap > 1.4 * spacing + 0.5;
 }
