@@ -9,6 +9,8 @@ import { openDatabase, queryRows, type Database } from '../../src/db/client.js';
 import { runMigrations } from '../../src/db/migrate.js';
 import { users } from '../../src/db/schema/index.js';
 import { SYSTEM_CONTEXT, AuditService } from '../../src/modules/audit/service.js';
+import { DEFAULT_BUDGETS } from '../../src/config-knowledge.js';
+import { ExtractionPool } from '../../src/modules/knowledge/extraction-pool.js';
 import { Indexer } from '../../src/modules/knowledge/indexer.js';
 import { jobStateCounter } from '../../src/modules/knowledge/job-states.js';
 import { SearchService, type SearchTuning } from '../../src/modules/knowledge/search.js';
@@ -57,7 +59,9 @@ export async function indexCorpus(
 ): Promise<Pipeline> {
   const database = await openDatabase({ url: options.databaseUrl });
   const dir = await mkdtemp(join(tmpdir(), 'retrieval-eval-'));
+  const pool = new ExtractionPool({ threads: 1, maxHeapMb: 1024 });
   const close = async () => {
+    await pool.destroy();
     await database.close();
     await rm(dir, { recursive: true, force: true });
   };
@@ -68,8 +72,13 @@ export async function indexCorpus(
     const files = new LocalDirectoryStore(dir);
     const vectors = createVectorStore({ kind: 'embedded', db, maxStalenessMs: 0 });
     const states = jobStateCounter(createMetrics().kbJobs);
-    const options = { leaseMs: 60_000, retryBaseMs: 1000, batchSize: 32 };
-    const indexer = new Indexer(db, files, embeddings, vectors, log, options, states);
+    const options = { leaseMs: 60_000, retryBaseMs: 1000, batchSize: 32, watchMs: 1000 };
+    // The provider under evaluation embeds (it may be tuned), not the threads' default one.
+    const parts = { db, files, embeddings, vectors, log, states, pool };
+    const indexer = new Indexer(
+      { ...parts, budgets: DEFAULT_BUDGETS, embedInThreads: false },
+      options,
+    );
     const jobs: string[] = [];
     const sink = { enqueue: (id: string) => Promise.resolve(void jobs.push(id)) };
     const audit = new AuditService(db);

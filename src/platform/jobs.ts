@@ -12,31 +12,40 @@ export type JobHandler = (jobId: string) => Promise<void>;
 export interface JobQueue {
   readonly kind: 'bullmq' | 'in-process';
   enqueue(jobId: string, delayMs?: number): Promise<void>;
-  /** Starts handing jobs to `handler`, one at a time per instance. */
+  /** Starts handing jobs to `handler`, up to the queue's concurrency at a time per instance. */
   start(handler: JobHandler): void;
   close(): Promise<void>;
 }
 
-/** The embedded runner: a timer per delayed job and one job at a time. */
-export function inProcessQueue(log: Logger): JobQueue {
+/** The embedded runner: a timer per delayed job and up to `concurrency` jobs at a time. */
+export function inProcessQueue(log: Logger, concurrency = 1): JobQueue {
   let handler: JobHandler | null = null;
   let closed = false;
+  const waiting: string[] = [];
   const queued = new Set<string>();
   const timers = new Map<string, NodeJS.Timeout>();
-  let chain: Promise<void> = Promise.resolve();
+  const running = new Set<Promise<void>>();
 
+  const pump = () => {
+    while (!closed && handler !== null && running.size < concurrency && waiting.length > 0) {
+      const jobId = waiting.shift() ?? '';
+      queued.delete(jobId);
+      const done: Promise<void> = handler(jobId)
+        .catch((err: unknown) => {
+          log.error({ err, jobId }, 'indexing job handler failed');
+        })
+        .finally(() => {
+          running.delete(done);
+          pump();
+        });
+      running.add(done);
+    }
+  };
   const run = (jobId: string) => {
     if (closed || queued.has(jobId)) return;
     queued.add(jobId);
-    chain = chain.then(async () => {
-      queued.delete(jobId);
-      if (closed || handler === null) return;
-      try {
-        await handler(jobId);
-      } catch (err) {
-        log.error({ err, jobId }, 'indexing job handler failed');
-      }
-    });
+    waiting.push(jobId);
+    pump();
   };
 
   return {
@@ -57,18 +66,24 @@ export function inProcessQueue(log: Logger): JobQueue {
     },
     start: (h) => {
       handler = h;
+      pump();
     },
     close: async () => {
       closed = true;
       for (const timer of timers.values()) clearTimeout(timer);
       timers.clear();
-      await chain;
+      await Promise.all(running);
     },
   };
 }
 
 /** BullMQ on Redis: jobs survive a restart of any instance and spread over every worker. */
-export function bullQueue(redisUrl: string, prefix: string, log: Logger): JobQueue {
+export function bullQueue(
+  redisUrl: string,
+  prefix: string,
+  log: Logger,
+  concurrency = 1,
+): JobQueue {
   const name = 'kb-indexing';
   // Adding fails fast while Redis is away (the sweep re-enqueues from the jobs table later); the
   // worker's blocking connection waits for Redis to come back, as BullMQ requires.
@@ -101,7 +116,7 @@ export function bullQueue(redisUrl: string, prefix: string, log: Logger): JobQue
         async (job) => {
           await handler(job.data.jobId);
         },
-        { connection: workerConnection, prefix: `${prefix}bull`, concurrency: 1 },
+        { connection: workerConnection, prefix: `${prefix}bull`, concurrency },
       );
       worker.on('error', (err) => {
         log.warn({ err }, 'job worker error');

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { ExtractionBudgets } from '../../config-knowledge.js';
 import type { Db } from '../../db/client.js';
 import { sqlState } from '../../db/errors.js';
 import type { KbDocumentRow, KbJobRow } from '../../db/schema/index.js';
@@ -6,11 +9,11 @@ import type { FileStore } from '../../platform/file-store.js';
 import type { Logger } from '../../platform/logger.js';
 import type { EmbeddingsProvider } from '../../providers/embeddings/types.js';
 import type { VectorStore } from '../../providers/vectorstore/types.js';
-import { expandAbbreviations } from './abbreviations.js';
-import { chunkPages, type Chunk } from './chunk.js';
 import type { SupportedType } from './content-type.js';
-import { ExtractionError, extractPages } from './extract.js';
+import { ExtractionError } from './extract.js';
+import type { ExtractionEvent, ExtractionPool, ExtractionSummary } from './extraction-pool.js';
 import type { JobStateCounter } from './job-states.js';
+import { JobLost, JobWatch, ShuttingDown } from './job-watch.js';
 import { jobsRepo } from './jobs-repo.js';
 import { documentsRepo } from './repo.js';
 
@@ -21,6 +24,21 @@ export interface IndexerOptions {
   retryBaseMs: number;
   /** Chunks embedded and stored per step (and per progress update). */
   batchSize: number;
+  /** How often a running job's row is checked for a deletion or a newer version. */
+  watchMs: number;
+}
+
+export interface IndexerDeps {
+  db: Db;
+  files: FileStore;
+  embeddings: EmbeddingsProvider;
+  vectors: VectorStore;
+  log: Logger;
+  states: JobStateCounter;
+  pool: ExtractionPool;
+  budgets: ExtractionBudgets;
+  /** The offline embeddings are computed in the extraction threads; a remote provider is not. */
+  embedInThreads: boolean;
 }
 
 /** A job that ended this run: the queue schedules the retry, if any. */
@@ -28,88 +46,137 @@ export type RunOutcome =
   | { kind: 'skipped' }
   | { kind: 'completed' }
   | { kind: 'superseded' }
+  | { kind: 'released' }
   | { kind: 'retry'; delayMs: number }
   | { kind: 'failed' };
 
-/** Stops a run whose job is no longer its own (superseded, deleted, or taken over). */
-class JobLost extends Error {}
+type Batch = Extract<ExtractionEvent, { type: 'batch' }>;
 
 /**
- * Runs one indexing job: read the original, extract, chunk, embed, store chunks and vectors with
- * progress, then make the new chunks live in one transaction. Errors retry with backoff while
- * `retry_count < max_retries`; a document that cannot be read (encrypted, corrupt, no text) fails
- * at once, since retrying cannot help.
+ * Runs one indexing job: the extraction threads read the original, extract, chunk and embed;
+ * this thread stores chunks and vectors a batch at a time with progress, then makes the new
+ * chunks live in one transaction. Errors retry with backoff while `retry_count < max_retries`; a
+ * document that cannot be read (encrypted, corrupt, no text, over a budget) fails at once, since
+ * retrying cannot help. A job deleted or superseded meanwhile is stopped within `watchMs`; on
+ * shutdown, running jobs are released for the next runner.
  */
 export class Indexer {
+  private readonly running = new Map<string, JobWatch>();
+  private stopping = false;
+
   constructor(
-    private readonly db: Db,
-    private readonly files: FileStore,
-    private readonly embeddings: EmbeddingsProvider,
-    private readonly vectors: VectorStore,
-    private readonly log: Logger,
+    private readonly deps: IndexerDeps,
     private readonly options: IndexerOptions,
-    private readonly states: JobStateCounter,
   ) {}
 
   async run(jobId: string): Promise<RunOutcome> {
-    const job = await jobsRepo.claim(this.db, jobId, this.options.leaseMs);
+    const { db } = this.deps;
+    if (this.stopping) return { kind: 'skipped' };
+    const job = await jobsRepo.claim(db, jobId, this.options.leaseMs);
     if (job === undefined) return { kind: 'skipped' };
-    this.states.reached('running');
-    const document = await documentsRepo.find(this.db, job.documentId);
+    this.deps.states.reached('running');
+    const document = await documentsRepo.find(db, job.documentId);
     if (document === undefined) return { kind: 'skipped' };
-    const renewal = setInterval(() => {
-      void jobsRepo.renew(this.db, job.id, this.options.leaseMs).catch(() => undefined);
-    }, this.options.leaseMs / 3);
-    renewal.unref();
+    const watch = new JobWatch(db, job.id, this.options);
+    this.running.set(job.id, watch);
     try {
       await this.cleanUp(job.id);
-      await documentsRepo.update(this.db, document.id, { status: 'processing', error: null });
-      return await this.index(job, document);
+      if (!(await documentsRepo.markProcessing(db, document.id, job.id))) throw new JobLost();
+      return await this.index(job, document, watch.signal);
     } catch (err) {
-      if (err instanceof JobLost) return { kind: 'superseded' };
-      return await this.failed(job, document, err);
+      return await this.ended(job, document, watch.signal.aborted ? watch.signal.reason : err);
     } finally {
-      clearInterval(renewal);
+      watch.stop();
+      this.running.delete(job.id);
     }
   }
 
-  private async index(job: KbJobRow, document: KbDocumentRow): Promise<RunOutcome> {
-    const bytes = await readAll(await this.files.get(document.storageKey));
-    const pages = await extractPages(bytes, document.contentType as SupportedType);
-    const chunks = chunkPages(pages);
-    await this.progress(job.id, { totalChunks: chunks.length, processedChunks: 0 });
-    await this.vectors.ensureReady(this.embeddings.dimensions, this.embeddings.model);
-    for (let start = 0; start < chunks.length; start += this.options.batchSize) {
-      const batch = chunks.slice(start, start + this.options.batchSize);
-      await this.store(job, document, batch);
-      await this.progress(job.id, { processedChunks: start + batch.length });
+  /** Stops taking jobs and stops the running ones; each is released for another runner. */
+  stop(): void {
+    this.stopping = true;
+    for (const watch of this.running.values()) watch.abort(new ShuttingDown());
+  }
+
+  private async index(job: KbJobRow, document: KbDocumentRow, signal: AbortSignal) {
+    const { embeddings, vectors, files, pool } = this.deps;
+    await vectors.ensureReady(embeddings.dimensions, embeddings.model);
+    // Not under `signal`: a stream aborted before anyone reads it errors with nobody listening.
+    // It is destroyed below whatever happens.
+    const source = await files.get(document.storageKey);
+    const extraction = pool.extract({
+      source: source as AsyncIterable<Uint8Array>,
+      contentType: document.contentType as SupportedType,
+      title: document.title,
+      budgets: this.deps.budgets,
+      batchSize: this.options.batchSize,
+      embedDimensions: this.deps.embedInThreads ? embeddings.dimensions : null,
+      signal,
+    });
+    try {
+      return await this.consume(job, document, extraction, signal);
+    } finally {
+      // Stopping early (an error here) ends the thread's work too.
+      await extraction.return({ pages: 0, chunks: 0 });
+      destroy(source);
     }
-    const live = await this.db.transaction(async (tx) => {
+  }
+
+  /** Stores the batches as the thread sends them; makes them live once it has sent the last. */
+  private async consume(
+    job: KbJobRow,
+    document: KbDocumentRow,
+    extraction: AsyncGenerator<ExtractionEvent, ExtractionSummary>,
+    signal: AbortSignal,
+  ): Promise<RunOutcome> {
+    let processed = 0;
+    for (let step = await extraction.next(); ; step = await extraction.next()) {
+      if (step.done === true) return this.activate(job, document, step.value.pages, processed);
+      const event = step.value;
+      if (event.type === 'chunked') {
+        await this.progress(job.id, { totalChunks: event.chunks, processedChunks: 0 });
+        continue;
+      }
+      await this.store(job, document, event, signal);
+      processed += event.chunks.length;
+      await this.progress(job.id, { processedChunks: processed });
+      // Each batch is a few small statements; HTTP gets its turn between batches.
+      await yieldToEventLoop();
+      signal.throwIfAborted();
+    }
+  }
+
+  private async activate(job: KbJobRow, document: KbDocumentRow, pages: number, chunks: number) {
+    const { db, states, vectors } = this.deps;
+    const live = await db.transaction(async (tx) => {
       const current = await documentsRepo.lock(tx, document.id);
       if (current?.supersededBy !== null) return false;
       const count = await documentsRepo.swapChunks(tx, document.id, job.id);
       await documentsRepo.update(tx, document.id, {
         status: 'indexed',
-        pageCount: pages.length,
+        pageCount: pages,
         chunkCount: count,
         error: null,
         indexedAt: new Date(),
       });
       await jobsRepo.update(tx, job.id, {
         state: 'completed',
+        totalChunks: chunks,
+        processedChunks: chunks,
         leaseUntil: null,
         finishedAt: new Date(),
       });
       return true;
     });
     if (!live) throw new JobLost();
-    this.states.reached('completed');
-    await this.vectors.deleteByDocument(document.id, { exceptJobId: job.id });
-    return { kind: 'completed' };
+    states.reached('completed');
+    this.deps.log.info({ jobId: job.id, pages, chunks }, 'indexing job completed');
+    await vectors.deleteByDocument(document.id, { exceptJobId: job.id });
+    return { kind: 'completed' } as const;
   }
 
-  private async store(job: KbJobRow, document: KbDocumentRow, batch: Chunk[]): Promise<void> {
-    const rows = batch.map((chunk) => ({
+  private async store(job: KbJobRow, document: KbDocumentRow, batch: Batch, signal: AbortSignal) {
+    const { db, embeddings, vectors } = this.deps;
+    const rows = batch.chunks.map((chunk) => ({
       id: randomUUID(),
       documentId: document.id,
       docKey: document.docKey,
@@ -120,33 +187,64 @@ export class Indexer {
       page: chunk.page,
       heading: chunk.heading,
       jobId: job.id,
-      embeddingModel: this.embeddings.model,
-      searchText: searchTextOf(document.title, chunk),
+      embeddingModel: embeddings.model,
+      searchText: chunk.searchText,
     }));
-    const vectors = await this.embeddings.embed(rows.map((r) => r.searchText));
-    await documentsRepo.insertChunks(this.db, rows);
-    await this.vectors.upsert(
+    const embedded =
+      batch.vectors ??
+      (await embeddings.embed(
+        rows.map((r) => r.searchText),
+        { signal },
+      ));
+    await documentsRepo.insertChunks(db, rows);
+    const payload = {
+      documentId: document.id,
+      docKey: document.docKey,
+      category: document.category,
+    };
+    await vectors.upsert(
       rows.map((row, i) => ({
         id: row.id,
-        vector: vectors[i] ?? new Float32Array(this.embeddings.dimensions),
-        payload: {
-          documentId: document.id,
-          docKey: document.docKey,
-          category: document.category,
-          jobId: job.id,
-        },
+        vector: embedded[i] ?? new Float32Array(embeddings.dimensions),
+        payload: { ...payload, jobId: job.id },
       })),
     );
   }
 
   private async progress(jobId: string, patch: Partial<KbJobRow>): Promise<void> {
-    if (!(await jobsRepo.updateRunning(this.db, jobId, patch))) throw new JobLost();
+    if (!(await jobsRepo.updateRunning(this.deps.db, jobId, patch))) throw new JobLost();
   }
 
   /** What an earlier, interrupted run of the same job left behind. */
   private async cleanUp(jobId: string): Promise<void> {
-    await documentsRepo.deleteChunksOfJob(this.db, jobId);
-    await this.vectors.deleteByJob(jobId);
+    await documentsRepo.deleteChunksOfJob(this.deps.db, jobId);
+    await this.deps.vectors.deleteByJob(jobId);
+  }
+
+  /** A run that did not complete: superseded, stopped by shutdown, or failed. */
+  private async ended(job: KbJobRow, document: KbDocumentRow, err: unknown): Promise<RunOutcome> {
+    if (err instanceof JobLost) {
+      // Its chunks were never live; nobody else will remove them.
+      await this.cleanUp(job.id).catch(() => undefined);
+      return { kind: 'superseded' };
+    }
+    if (err instanceof ShuttingDown) return this.release(job, document);
+    return this.failed(job, document, err);
+  }
+
+  /** Back to pending, no retry spent: the next runner (here after a restart, or another) starts it. */
+  private async release(job: KbJobRow, document: KbDocumentRow): Promise<RunOutcome> {
+    await this.cleanUp(job.id).catch(() => undefined);
+    const released = await this.deps.db.transaction(async (tx) => {
+      const patch = { state: 'pending' as const, leaseUntil: null, runAfter: new Date() };
+      if (!(await jobsRepo.updateRunning(tx, job.id, patch))) return false;
+      await documentsRepo.updateCurrent(tx, document.id, { status: 'uploaded' });
+      return true;
+    });
+    if (!released) return { kind: 'superseded' };
+    this.deps.states.reached('pending');
+    this.deps.log.info({ jobId: job.id }, 'indexing job released');
+    return { kind: 'released' };
   }
 
   private async failed(job: KbJobRow, document: KbDocumentRow, err: unknown): Promise<RunOutcome> {
@@ -157,7 +255,7 @@ export class Indexer {
       : { code: 'indexing_error', message: messageOf(err, job, retry), retryable: retry };
     // Not the error itself: a failed query's message carries its parameters, i.e. document text.
     const cause = { name: err instanceof Error ? err.name : typeof err, sqlState: sqlState(err) };
-    this.log.warn({ jobId: job.id, code: details.code, cause }, 'indexing job failed');
+    this.deps.log.warn({ jobId: job.id, code: details.code, cause }, 'indexing job failed');
     await this.cleanUp(job.id).catch(() => undefined);
     const delayMs = this.options.retryBaseMs * 2 ** job.retryCount;
     const patch: Partial<KbJobRow> = retry
@@ -170,30 +268,20 @@ export class Indexer {
         }
       : { state: 'failed', errorDetails: details, leaseUntil: null, finishedAt: new Date() };
     // One transaction: a reader never sees the job failed and its document still processing.
-    const recorded = await this.db.transaction(async (tx) => {
+    const recorded = await this.deps.db.transaction(async (tx) => {
       if (!(await jobsRepo.updateRunning(tx, job.id, patch))) return false;
-      await documentsRepo.update(tx, document.id, {
-        status: retry ? 'uploaded' : 'failed',
-        error: details.message,
-      });
+      const status = retry ? 'uploaded' : 'failed';
+      await documentsRepo.update(tx, document.id, { status, error: details.message });
       return true;
     });
     if (!recorded) return { kind: 'superseded' };
-    this.states.reached(retry ? 'pending' : 'failed');
+    this.deps.states.reached(retry ? 'pending' : 'failed');
     return retry ? { kind: 'retry', delayMs } : { kind: 'failed' };
   }
 }
 
-/** What full-text search and embeddings read: title, heading and text, abbreviations expanded. */
-function searchTextOf(title: string, chunk: Chunk): string {
-  const text = [title, chunk.heading ?? '', chunk.text].filter((s) => s !== '').join('\n');
-  return expandAbbreviations(text);
-}
-
-async function readAll(stream: NodeJS.ReadableStream): Promise<Uint8Array> {
-  const parts: Buffer[] = [];
-  for await (const part of stream as AsyncIterable<Buffer>) parts.push(part);
-  return Buffer.concat(parts);
+function destroy(stream: NodeJS.ReadableStream): void {
+  if ('destroy' in stream && typeof stream.destroy === 'function') (stream as Readable).destroy();
 }
 
 /** Internal errors are summarised without stack or SQL: the message is shown to administrators. */

@@ -83,6 +83,16 @@ export const jobsRepo = {
     return rows.length > 0;
   },
 
+  /** Whether the job is still running (not superseded, deleted or finished). */
+  async isRunning(db: Db, id: string): Promise<boolean> {
+    const rows = await db
+      .select({ id: kbIndexingJobs.id })
+      .from(kbIndexingJobs)
+      .where(and(eq(kbIndexingJobs.id, id), eq(kbIndexingJobs.state, 'running')))
+      .limit(1);
+    return rows.length > 0;
+  },
+
   /** Updates a running job; false when it is no longer running (superseded, deleted). */
   async updateRunning(db: Db, id: string, patch: Partial<KbJobRow>): Promise<boolean> {
     const rows = await db

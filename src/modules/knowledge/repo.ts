@@ -1,5 +1,5 @@
 import { and, count, desc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
+import { queryRows, type Db } from '../../db/client.js';
 import {
   kbChunks,
   kbDocuments,
@@ -77,6 +77,36 @@ export const documentsRepo = {
     return row;
   },
 
+  /**
+   * Marks the document `processing` for its running job `jobId`; false (and nothing changed) when
+   * the job is no longer running or the document was superseded meanwhile, which must stay as the
+   * supersession left it.
+   */
+  async markProcessing(db: Db, id: string, jobId: string): Promise<boolean> {
+    const rows = await db
+      .update(kbDocuments)
+      .set({ status: 'processing', error: null, updatedAt: sql`now()` })
+      .where(
+        and(
+          eq(kbDocuments.id, id),
+          isNull(kbDocuments.supersededBy),
+          sql`exists (select 1 from ${kbIndexingJobs} where ${kbIndexingJobs.id} = ${jobId} and ${kbIndexingJobs.state} = 'running')`,
+        ),
+      )
+      .returning({ id: kbDocuments.id });
+    return rows.length > 0;
+  },
+
+  /** Updates the document unless it has been superseded; false when it has. */
+  async updateCurrent(db: Db, id: string, patch: DocumentPatch): Promise<boolean> {
+    const rows = await db
+      .update(kbDocuments)
+      .set({ ...patch, updatedAt: sql`now()` })
+      .where(and(eq(kbDocuments.id, id), isNull(kbDocuments.supersededBy)))
+      .returning({ id: kbDocuments.id });
+    return rows.length > 0;
+  },
+
   /** Marks `old` superseded by `newer`, with its chunks. */
   async supersede(tx: Db, oldId: string, newerId: string): Promise<void> {
     await tx
@@ -105,12 +135,15 @@ export const documentsRepo = {
     await tx
       .delete(kbChunks)
       .where(and(eq(kbChunks.documentId, documentId), ne(kbChunks.jobId, jobId)));
-    const rows = await tx
-      .update(kbChunks)
-      .set({ active: true })
-      .where(eq(kbChunks.jobId, jobId))
-      .returning({ id: kbChunks.id });
-    return rows.length;
+    // Counted in the database: returning the ids would parse one row per chunk on this thread
+    // (100,000 for a text file at the upload limit).
+    const [row] = await queryRows<{ n: number }>(
+      tx,
+      sql`with activated as (
+            update ${kbChunks} set active = true where ${kbChunks.jobId} = ${jobId} returning 1
+          ) select count(*)::int as n from activated`,
+    );
+    return row?.n ?? 0;
   },
 
   async deleteChunksOfJob(db: Db, jobId: string): Promise<void> {

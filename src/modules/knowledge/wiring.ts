@@ -5,10 +5,12 @@ import type { FileStore } from '../../platform/file-store.js';
 import { bullQueue, inProcessQueue } from '../../platform/jobs.js';
 import type { Logger } from '../../platform/logger.js';
 import { createEmbeddings } from '../../providers/embeddings/index.js';
+import type { EmbeddingsProvider } from '../../providers/embeddings/types.js';
 import { createVectorStore, type VectorStore } from '../../providers/vectorstore/index.js';
 import type { AuditService } from '../audit/service.js';
+import { ExtractionPool } from './extraction-pool.js';
 import { Indexer } from './indexer.js';
-import { jobStateCounter } from './job-states.js';
+import { jobStateCounter, type JobStateCounter } from './job-states.js';
 import { jobsRepo } from './jobs-repo.js';
 import { SearchService } from './search.js';
 import { KnowledgeService } from './service.js';
@@ -24,6 +26,8 @@ export interface Knowledge {
 
 /** Chunks embedded, stored and counted as progress per step. */
 const BATCH_SIZE = 32;
+/** How often a running job checks that it is still wanted (not deleted, not superseded). */
+const WATCH_MS = 1000;
 
 /**
  * The knowledge base's parts, chosen by configuration: BullMQ when Redis is configured, else the
@@ -40,34 +44,97 @@ export async function createKnowledge(
   const db = database.db;
   const embeddings = createEmbeddings(config.embeddings);
   const vectors = vectorStoreFor(config, db);
-  const { jobs } = config;
   const states = jobStateCounter(kbJobs);
-  const options = { leaseMs: jobs.leaseMs, retryBaseMs: jobs.retryBaseMs, batchSize: BATCH_SIZE };
-  const indexer = new Indexer(db, files, embeddings, vectors, log, options, states);
-  const queue =
-    config.redisUrl === undefined
-      ? inProcessQueue(log)
-      : bullQueue(config.redisUrl, config.redisPrefix, log);
-  const worker = new IndexingWorker(db, queue, indexer, log, jobs.sweepMs);
+  const indexing = createIndexing(config, { db, files, embeddings, vectors, log, states });
   // Search needs the store ready for this model even before this process indexes anything.
   await vectors.ensureReady(embeddings.dimensions, embeddings.model).catch((err: unknown) => {
     log.warn({ err }, 'vector store not ready at start-up; /ready reports it');
   });
   // One process owns an embedded database: a job it shows as running died with the last process.
   if (database.kind === 'pglite') await jobsRepo.expireLeases(db);
-  if (jobs.workerEnabled) worker.start();
-  const { maxRetries } = jobs;
+  if (config.jobs.workerEnabled) indexing.worker.start();
+  const { maxRetries } = config.jobs;
+  const { worker } = indexing;
   return {
     knowledge: new KnowledgeService(db, files, vectors, audit, worker, log, maxRetries, states),
     search: new SearchService(db, embeddings, vectors),
     vectors,
     worker,
-    close: () => worker.close(),
+    close: () => indexing.close(),
   };
 }
 
+export interface IndexingParts {
+  db: Db;
+  files: FileStore;
+  embeddings: EmbeddingsProvider;
+  vectors: VectorStore;
+  log: Logger;
+  states: JobStateCounter;
+}
+
+export interface Indexing {
+  worker: IndexingWorker;
+  pool: ExtractionPool;
+  /** Stops the worker (running jobs are released) and the extraction threads, within the shutdown deadline. */
+  close(): Promise<void>;
+}
+
+/**
+ * The indexing side, for the API process and the worker process alike: the extraction threads,
+ * the indexer, and the queue feeding it (as many jobs at once as there are threads).
+ */
+export function createIndexing(config: Config, parts: IndexingParts): Indexing {
+  const { jobs } = config;
+  const pool = new ExtractionPool({ threads: jobs.threads, maxHeapMb: jobs.maxHeapMb });
+  const indexer = new Indexer(
+    {
+      ...parts,
+      pool,
+      budgets: config.budgets,
+      embedInThreads: config.embeddings.provider === 'hashed',
+    },
+    {
+      leaseMs: jobs.leaseMs,
+      retryBaseMs: jobs.retryBaseMs,
+      batchSize: BATCH_SIZE,
+      watchMs: WATCH_MS,
+    },
+  );
+  const queue =
+    config.redisUrl === undefined
+      ? inProcessQueue(parts.log, jobs.threads)
+      : bullQueue(config.redisUrl, config.redisPrefix, parts.log, jobs.threads);
+  const worker = new IndexingWorker(parts.db, queue, indexer, parts.log, jobs.sweepMs);
+  return {
+    worker,
+    pool,
+    close: async () => {
+      // Bounded: a job that cannot be released in time keeps its lease, which then lapses.
+      await settledWithin(worker.close(), config.shutdownTimeoutMs);
+      await pool.destroy();
+    },
+  };
+}
+
+/** Waits for `work` to settle, at most `ms`. */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([
+    work.then(
+      () => undefined,
+      () => undefined,
+    ),
+    timeout,
+  ]);
+  clearTimeout(timer);
+}
+
 /** Qdrant when configured, else the index embedded in the database. */
-function vectorStoreFor(config: Config, db: Db): VectorStore {
+export function vectorStoreFor(config: Config, db: Db): VectorStore {
   return config.qdrant === undefined
     ? createVectorStore({ kind: 'embedded', db, maxStalenessMs: config.vectorIndexMaxStalenessMs })
     : createVectorStore({ kind: 'qdrant', ...config.qdrant });

@@ -55,9 +55,14 @@ export class IndexingWorker {
     }
   }
 
+  /**
+   * Stops sweeping, stops the running jobs (each is released for the next runner: pending again,
+   * no retry spent), and closes the queue once they have let go.
+   */
   async close(): Promise<void> {
     this.stopped = true;
     if (this.sweeper !== null) clearInterval(this.sweeper);
+    this.indexer.stop();
     await this.queue.close();
   }
 }

@@ -1,0 +1,126 @@
+import type { MessagePort, Transferable } from 'node:worker_threads';
+import { HashedEmbeddings } from '../../providers/embeddings/hashed.js';
+import { chunkPages, TooManyChunks, type Chunk } from './chunk.js';
+import { ExtractionError, extractPages, limitExceeded } from './extract.js';
+import {
+  searchTextOf,
+  type ExtractedChunk,
+  type ExtractionResult,
+  type ExtractionTask,
+  type FromThread,
+  type ToThread,
+} from './extraction-protocol.js';
+
+/**
+ * The entry of an extraction thread (piscina's worker file): everything CPU-heavy about one job,
+ * off the thread that answers HTTP. Reads the original from the job's channel, checks the PDF's
+ * decoded size, extracts, chunks and (for the offline embeddings) embeds, and sends the chunks
+ * back in batches. Logs nothing: what it could say is about the document's content.
+ */
+export default async function extract(task: ExtractionTask): Promise<ExtractionResult> {
+  const channel = new Channel(task.port);
+  try {
+    channel.post({ type: 'started' });
+    const chunks = await chunksOf(task, await channel.bytes());
+    const pages = chunks.pages;
+    channel.post({ type: 'chunked', pages, chunks: chunks.list.length });
+    const embedder =
+      task.embedDimensions === null
+        ? null
+        : new HashedEmbeddings({ dimensions: task.embedDimensions });
+    for (let start = 0; start < chunks.list.length; start += task.batchSize) {
+      const batch = chunks.list
+        .slice(start, start + task.batchSize)
+        .map((chunk): ExtractedChunk => ({
+          index: chunk.index,
+          text: chunk.text,
+          page: chunk.page,
+          heading: chunk.heading,
+          searchText: searchTextOf(task.title, chunk),
+        }));
+      const vectors = embedder === null ? null : embedAll(embedder, batch);
+      channel.post(
+        { type: 'batch', chunks: batch, vectors },
+        vectors === null ? [] : [vectors.buffer],
+      );
+      await channel.ack();
+    }
+    return { ok: true, pages, chunks: chunks.list.length };
+  } catch (error) {
+    if (error instanceof ExtractionError) return { ok: false, error: error.details };
+    throw error;
+  } finally {
+    channel.close();
+  }
+}
+
+/** Extraction and chunking within the job's budgets; the pages' text is dropped on return. */
+async function chunksOf(
+  task: ExtractionTask,
+  bytes: Uint8Array,
+): Promise<{ pages: number; list: Chunk[] }> {
+  const { maxPages, maxDecodedBytes, maxChunks } = task.budgets;
+  const pages = await extractPages(bytes, task.contentType, { maxPages, maxDecodedBytes });
+  try {
+    return { pages: pages.length, list: chunkPages(pages, { maxChunks }) };
+  } catch (error) {
+    if (!(error instanceof TooManyChunks)) throw error;
+    throw limitExceeded(
+      'chunks',
+      `The document makes more than ${maxChunks} chunks; at most ${maxChunks} can be indexed.`,
+    );
+  }
+}
+
+/** The batch's vectors in one buffer, so it crosses to the HTTP thread without a copy. */
+function embedAll(embedder: HashedEmbeddings, batch: ExtractedChunk[]): Float32Array<ArrayBuffer> {
+  const vectors = new Float32Array(new ArrayBuffer(batch.length * embedder.dimensions * 4));
+  batch.forEach((chunk, i) => {
+    vectors.set(embedder.embedOne(chunk.searchText), i * embedder.dimensions);
+  });
+  return vectors;
+}
+
+/** The job's channel, seen from the thread: incoming messages queued until asked for. */
+class Channel {
+  private readonly queue: ToThread[] = [];
+  private waiting: (() => void) | null = null;
+
+  constructor(private readonly port: MessagePort) {
+    port.on('message', (message: ToThread) => {
+      this.queue.push(message);
+      this.waiting?.();
+    });
+  }
+
+  post(message: FromThread, transfer: Transferable[] = []): void {
+    this.port.postMessage(message, transfer);
+  }
+
+  /** The original, sent as `bytes` messages up to `end`. */
+  async bytes(): Promise<Uint8Array> {
+    const parts: Uint8Array[] = [];
+    for (;;) {
+      const message = await this.next();
+      if (message.type === 'end') return Buffer.concat(parts);
+      if (message.type === 'bytes') parts.push(message.chunk);
+    }
+  }
+
+  async ack(): Promise<void> {
+    while ((await this.next()).type !== 'ack');
+  }
+
+  close(): void {
+    this.port.close();
+  }
+
+  private async next(): Promise<ToThread> {
+    for (;;) {
+      const message = this.queue.shift();
+      if (message !== undefined) return message;
+      await new Promise<void>((resolve) => (this.waiting = resolve));
+      this.waiting = null;
+    }
+  }
+}
