@@ -88,7 +88,7 @@ export class KnowledgeService {
       const version = (await documentsRepo.lastVersion(tx, upload.docKey)) + 1;
       const { documentId, ...fields } = upload;
       // First, so the doc_key never has two current versions, not even inside the transaction.
-      if (current !== undefined) await documentsRepo.supersede(tx, current.id, documentId);
+      if (current !== undefined) await supersedeVersion(tx, current, documentId, version);
       const document = await documentsRepo.insert(tx, {
         ...fields,
         id: documentId,
@@ -245,6 +245,26 @@ export class KnowledgeService {
     this.states.reached('pending');
     await this.jobs.enqueue(job.id);
     return job;
+  }
+}
+
+/**
+ * Supersedes the current version. One whose indexing had not finished ends `failed` (DECISIONS 6:
+ * a terminal status, never `processing`): its jobs are superseded in the same transaction, and a
+ * run still going finds that out and stops without touching the document again.
+ */
+async function supersedeVersion(
+  tx: Db,
+  current: KbDocumentRow,
+  newerId: string,
+  version: number,
+): Promise<void> {
+  await documentsRepo.supersede(tx, current.id, newerId);
+  if (current.status === 'uploaded' || current.status === 'processing') {
+    await documentsRepo.update(tx, current.id, {
+      status: 'failed',
+      error: `Superseded by version ${version} before its indexing finished`,
+    });
   }
 }
 
