@@ -1,5 +1,6 @@
 import type { Deps } from './deps.js';
 import type { App } from './platform/http/types.js';
+import type { Logger } from './platform/logger.js';
 
 /**
  * Graceful stop: refuse new connections, let in-flight requests finish (at most `timeoutMs`), then
@@ -33,15 +34,19 @@ export function createShutdown(app: App, deps: Pick<Deps, 'close' | 'log'>, time
 }
 
 export function installShutdown(app: App, deps: Deps, timeoutMs: number): void {
-  const shutdown = createShutdown(app, deps, timeoutMs);
+  onTerminationSignals(deps.log, createShutdown(app, deps, timeoutMs));
+}
+
+/** Runs `stop` on SIGTERM or SIGINT, then lets the process end; used by the worker process too. */
+export function onTerminationSignals(log: Logger, stop: (reason: string) => Promise<void>): void {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      void shutdown(signal).then(
+      void stop(signal).then(
         () => {
-          exitWhenDrained(deps, 0);
+          exitWhenDrained(log, 0);
         },
         () => {
-          exitWhenDrained(deps, 1);
+          exitWhenDrained(log, 1);
         },
       );
     });
@@ -54,10 +59,10 @@ export function installShutdown(app: App, deps: Deps, timeoutMs: number): void {
  * that write forever when stdout has gone away (EPIPE), so the process would never stop. Should a
  * handle keep the loop alive, exit anyway after a grace period.
  */
-function exitWhenDrained(deps: Pick<Deps, 'log'>, code: number): void {
+function exitWhenDrained(log: Logger, code: number): void {
   process.exitCode = code;
   setTimeout(() => {
-    deps.log.warn('handles still open after shutdown; exiting');
+    log.warn('handles still open after shutdown; exiting');
     process.exit(code);
   }, 3000).unref();
 }
