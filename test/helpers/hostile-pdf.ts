@@ -1,4 +1,6 @@
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { deflateRawSync, constants as zlib } from 'node:zlib';
+import { hash2B } from '../../src/modules/knowledge/pdf-decrypt.js';
 
 /**
  * Hand-written PDFs that attack the extractor, built byte by byte so each test states exactly what
@@ -19,7 +21,7 @@ export interface PdfObject {
  * Serialises objects 1..n (object 1 is the catalog) with a correct cross-reference table, so
  * pdf.js reads the file as written instead of reconstructing it.
  */
-export function writePdf(objects: PdfObject[]): Buffer {
+export function writePdf(objects: PdfObject[], trailer = ''): Buffer {
   const parts: Buffer[] = [Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
   let offset = parts[0]?.length ?? 0;
   const offsets: number[] = [];
@@ -46,7 +48,7 @@ export function writePdf(objects: PdfObject[]): Buffer {
   const xref = [
     `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`,
     ...offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`),
-    `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${offset}\n%%EOF\n`,
+    `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R ${trailer}>>\nstartxref\n${offset}\n%%EOF\n`,
   ].join('');
   parts.push(Buffer.from(xref, 'latin1'));
   return Buffer.concat(parts);
@@ -87,10 +89,14 @@ export function deflatedSpaces(totalBytes: number): Buffer {
  * compressed about 1000:1 (3 GiB in about 3 MB): a decompression bomb.
  */
 export function inflationBombPdf(inflatedBytes: number): Buffer {
+  return writePdf(inflationBombObjects(inflatedBytes));
+}
+
+function inflationBombObjects(inflatedBytes: number): PdfObject[] {
   const text = Buffer.from('BT /F1 12 Tf 72 720 Td (Inflated) Tj ET\n', 'latin1');
   const padding = deflatedSpaces(inflatedBytes);
   // The page's contents are two streams, read as one: a line of text, then the padding.
-  return writePdf([
+  return [
     { dict: '/Type /Catalog /Pages 2 0 R' },
     { dict: '/Type /Pages /Kids [3 0 R] /Count 1' },
     {
@@ -99,7 +105,7 @@ export function inflationBombPdf(inflatedBytes: number): Buffer {
     { dict: FONT },
     { dict: '', stream: text },
     { dict: '/Filter /FlateDecode', stream: padding },
-  ]);
+  ];
 }
 
 /**
@@ -145,4 +151,40 @@ export function manyPagesPdf(pages: number): Buffer {
     { dict: '/Producer (mas tests)' },
     ...Array.from({ length: pages }, () => page),
   ]);
+}
+
+const aes256 = (key: Buffer, iv: Buffer, data: Buffer, pad: boolean) => {
+  const cipher = createCipheriv('aes-256-cbc', key, iv);
+  cipher.setAutoPadding(pad);
+  return Buffer.concat([cipher.update(data), cipher.final()]);
+};
+
+/**
+ * `inflationBombPdf` encrypted with AES-256 (revision 6) and an empty user password, as a
+ * "protected" PDF that any reader opens: pdf.js decrypts its streams, then inflates them. The
+ * salts and the file key are random; the key is only in UE (and OE, under a random owner password
+ * nobody knows).
+ */
+export function encryptedBombPdf(inflatedBytes: number): Buffer {
+  const fileKey = randomBytes(32);
+  const [validation, keySalt] = [randomBytes(8), randomBytes(8)];
+  const u = Buffer.concat([hash2B(validation, Buffer.alloc(0)), validation, keySalt]);
+  const ue = aes256(hash2B(keySalt, Buffer.alloc(0)), Buffer.alloc(16), fileKey, false);
+  // The owner entries only have to look right: no test opens the file as its owner.
+  const o = randomBytes(48);
+  const oe = randomBytes(32);
+  const perms = randomBytes(16);
+  const encrypt = (data: Buffer) => {
+    const iv = randomBytes(16);
+    return Buffer.concat([iv, aes256(fileKey, iv, data, true)]);
+  };
+  const hex = (b: Buffer) => `<${b.toString('hex')}>`;
+  const objects = inflationBombObjects(inflatedBytes).map((object) =>
+    object.stream === undefined ? object : { ...object, stream: encrypt(object.stream) },
+  );
+  objects.push({
+    dict: `/Filter /Standard /V 5 /R 6 /Length 256 /CF << /StdCF << /CFM /AESV3 /AuthEvent /DocOpen /Length 32 >> >> /StmF /StdCF /StrF /StdCF /O ${hex(o)} /U ${hex(u)} /OE ${hex(oe)} /UE ${hex(ue)} /P -4 /Perms ${hex(perms)}`,
+  });
+  const id = hex(randomBytes(16));
+  return writePdf(objects, `/Encrypt ${objects.length} 0 R /ID [${id} ${id}] `);
 }

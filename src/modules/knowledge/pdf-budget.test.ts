@@ -1,6 +1,11 @@
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { inflationBombPdf, writePdf, type PdfObject } from '../../../test/helpers/hostile-pdf.js';
+import {
+  encryptedBombPdf,
+  inflationBombPdf,
+  writePdf,
+  type PdfObject,
+} from '../../../test/helpers/hostile-pdf.js';
 import { pdfFromPages, sampleParagraph } from '../../../test/helpers/pdf.js';
 import { DecodedSizeExceeded, measureDecodedSize } from './pdf-budget.js';
 import { extractPages } from './extract.js';
@@ -129,7 +134,7 @@ describe('measureDecodedSize', () => {
       { dict: '/Filter /DCTDecode', stream: Buffer.alloc(700) }, // an image: counted as stored
     ]);
     const size = await measureDecodedSize(pdf, MiB);
-    expect(size).toEqual({ bytes: 10_000 + 50 + 4_000 + 3_000 + 100 + 700, encrypted: false });
+    expect(size).toEqual({ bytes: 10_000 + 50 + 4_000 + 3_000 + 100 + 700, encryption: 'none' });
   });
 
   it('follows filters and lengths given by reference, and finds endstream when the length lies', async () => {
@@ -167,13 +172,49 @@ describe('measureDecodedSize', () => {
     expect(size.bytes).toBeLessThan(100_000);
   });
 
-  it('counts the streams of an encrypted file as stored, and says it is encrypted', async () => {
-    const pdf = writePdf([
-      { dict: '/Type /Catalog /Pages 2 0 R /Encrypt 3 0 R' },
-      { dict: '/Type /Pages /Kids [] /Count 0' },
-      { dict: '/Filter /Standard /V 2 /R 3' },
-      { dict: '/Filter /FlateDecode', stream: sample(1234) },
-    ]);
-    expect(await measureDecodedSize(pdf, MiB)).toEqual({ bytes: 1234, encrypted: true });
+  it('counts a file it cannot decrypt (not the standard handler) as stored', async () => {
+    const pdf = writePdf(
+      [
+        { dict: '/Type /Catalog /Pages 2 0 R' },
+        { dict: '/Type /Pages /Kids [] /Count 0' },
+        { dict: '/Filter /Adobe.PubSec /V 4 /R 4' },
+        { dict: '/Filter /FlateDecode', stream: sample(1234) },
+      ],
+      '/Encrypt 3 0 R ',
+    );
+    expect(await measureDecodedSize(pdf, MiB)).toEqual({ bytes: 1234, encryption: 'closed' });
+  });
+});
+
+describe('measureDecodedSize of encrypted files', () => {
+  const pages = [[{ paragraph: sampleParagraph(2, 30) }], [{ paragraph: sampleParagraph(3, 30) }]];
+
+  // pdfkit's handlers: RC4 40 bit (R2), RC4 128 bit (R3), AES-128 (R4), AES-256 (R5).
+  it.each(['1.3', '1.4', '1.6', '1.7ext3'] as const)(
+    'PDF %s encrypted with an empty user password: decrypted, then counted like the plain file',
+    async (pdfVersion) => {
+      const plain = await measureDecodedSize(await pdfFromPages(pages, { pdfVersion }), MiB);
+      const secured = await pdfFromPages(pages, { ownerPassword: 'owner-secret', pdfVersion });
+      expect(secured.includes('/Encrypt')).toBe(true);
+      expect(await measureDecodedSize(secured, MiB)).toEqual({
+        bytes: plain.bytes,
+        encryption: 'decrypted',
+      });
+    },
+  );
+
+  it('a file that needs a user password is counted as stored: pdf.js decodes none of it', async () => {
+    const secured = await pdfFromPages(pages, { userPassword: 'secret', pdfVersion: '1.7ext3' });
+    expect((await measureDecodedSize(secured, MiB)).encryption).toBe('closed');
+  });
+
+  it('an AES-256 (revision 6) bomb is decrypted and stopped at the budget; pdf.js opens its like and reads it', async () => {
+    const bomb = encryptedBombPdf(64 * MiB);
+    await expect(measureDecodedSize(bomb, 8 * MiB)).rejects.toBeInstanceOf(DecodedSizeExceeded);
+    // The same construction, small: pdf.js accepts its empty password and reads the text.
+    const small = encryptedBombPdf(MiB);
+    expect(await measureDecodedSize(small, 2 * MiB)).toMatchObject({ encryption: 'decrypted' });
+    const [page] = await extractPages(small, 'application/pdf');
+    expect(page?.text).toBe('Inflated');
   });
 });

@@ -1,3 +1,4 @@
+import { securityOf, type Security } from './pdf-decrypt.js';
 import { DECODERS, decodeFlate, decodeLzw, type Decoder, type Sink } from './pdf-filters.js';
 import { PdfReader, parseValueAt, type PdfValue } from './pdf-syntax.js';
 
@@ -11,14 +12,15 @@ import { PdfReader, parseValueAt, type PdfValue } from './pdf-syntax.js';
  * hidden inside another stream's data is counted too (pdf.js would find it by its offset). Objects
  * of object streams are not streams (ISO 32000-1, 7.5.7), so no stream hides there; a filter
  * given by a reference that cannot be resolved is tried as Flate and as LZW, the worse counted.
- * Encrypted files' streams cannot be decoded without decrypting them: they are counted as stored.
+ * An encrypted file that pdf.js opens without a password is decrypted first (pdf-decrypt.ts); one
+ * that needs a password is counted as stored, since pdf.js decodes none of it.
  */
 
 export interface DecodedSize {
   /** Decoded bytes counted, at most just over the budget. */
   bytes: number;
-  /** The file is encrypted: its streams were counted as stored, not decoded. */
-  encrypted: boolean;
+  /** `decrypted`: encrypted, opened with the empty password; `closed`: counted as stored. */
+  encryption: 'none' | 'decrypted' | 'closed';
 }
 
 /** Thrown as soon as the sum passes the budget. */
@@ -29,9 +31,11 @@ export class DecodedSizeExceeded extends Error {
   }
 }
 
-const OBJECT_HEADER = /(\d{1,10})\s+\d{1,5}\s+obj\b/g;
+const OBJECT_HEADER = /(\d{1,10})\s+(\d{1,5})\s+obj\b/g;
 
 interface Located {
+  num: number;
+  gen: number;
   dict: Map<string, PdfValue>;
   data: Uint8Array;
 }
@@ -39,21 +43,53 @@ interface Located {
 export async function measureDecodedSize(pdf: Uint8Array, budget: number): Promise<DecodedSize> {
   const text = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('latin1');
   const offsets = new Map<number, number>(); // object number -> its last definition
-  const headers: number[] = [];
+  const headers: { num: number; gen: number; at: number }[] = [];
   for (const m of text.matchAll(OBJECT_HEADER)) {
-    const end = m.index + m[0].length;
-    offsets.set(Number(m[1]), end);
-    headers.push(end);
+    const at = m.index + m[0].length;
+    offsets.set(Number(m[1]), at);
+    headers.push({ num: Number(m[1]), gen: Number(m[2]), at });
   }
-  const encrypted = /\/Encrypt\b/.test(text);
+  const security = encryptionOf(pdf, text, offsets);
   const counter = new Counter(budget);
-  for (const at of headers) {
-    const stream = streamAt(pdf, text, at, offsets);
+  for (const header of headers) {
+    const stream = streamAt(pdf, text, header, offsets);
     if (stream === null) continue;
-    if (encrypted) counter.add(stream.data.length);
-    else await count(stream, offsets, pdf, counter);
+    if (security?.kind === 'closed') counter.add(stream.data.length);
+    else await count(decrypted(stream, security), offsets, pdf, counter);
   }
-  return { bytes: counter.total, encrypted };
+  const encryption = security === null ? 'none' : security.kind === 'open' ? 'decrypted' : 'closed';
+  return { bytes: counter.total, encryption };
+}
+
+/** The file's security handler (its last Encrypt entry), or null when it is not encrypted. */
+function encryptionOf(
+  pdf: Uint8Array,
+  text: string,
+  offsets: Map<number, number>,
+): Security | null {
+  const lookup = (value: PdfValue | undefined) => resolve(value, offsets, pdf);
+  const last = (pattern: RegExp) => [...text.matchAll(pattern)].map((m) => m.index + m[0].length);
+  const dicts = last(/\/Encrypt\b/g)
+    .map((at) => lookup(parseValueAt(pdf, at) ?? undefined))
+    .filter((v) => v?.kind === 'dict');
+  const encrypt = dicts.at(-1);
+  if (encrypt?.kind !== 'dict') return null;
+  const ids = last(/\/ID\b/g).map((at) => parseValueAt(pdf, at));
+  const id = ids.at(-1);
+  const first = id?.kind === 'array' ? id.items[0] : undefined;
+  return securityOf(
+    encrypt.entries,
+    first?.kind === 'string' ? first.bytes : new Uint8Array(0),
+    lookup,
+  );
+}
+
+/** The stream's data as pdf.js decodes it: decrypted, except cross-reference streams (never encrypted). */
+function decrypted(stream: Located, security: Security | null): Located {
+  if (security?.kind !== 'open') return stream;
+  const type = stream.dict.get('Type');
+  if (type?.kind === 'name' && type.value === 'XRef') return stream;
+  return { ...stream, data: security.decrypt(stream.num, stream.gen, stream.data) };
 }
 
 /** Adds up decoded bytes across streams; throws past the budget. */
@@ -73,10 +109,10 @@ class Counter {
 function streamAt(
   pdf: Uint8Array,
   text: string,
-  at: number,
+  header: { num: number; gen: number; at: number },
   offsets: Map<number, number>,
 ): Located | null {
-  const reader = new PdfReader(pdf, at);
+  const reader = new PdfReader(pdf, header.at);
   const value = reader.value();
   if (value?.kind !== 'dict' || !reader.keyword('stream')) return null;
   let start = reader.pos;
@@ -91,7 +127,7 @@ function streamAt(
   // A wrong or indirect length: pdf.js too looks for `endstream` instead.
   if (end < 0) end = text.indexOf('endstream', start);
   if (end < 0) end = pdf.length;
-  return { dict: value.entries, data: pdf.subarray(start, end) };
+  return { num: header.num, gen: header.gen, dict: value.entries, data: pdf.subarray(start, end) };
 }
 
 function resolve(

@@ -1,8 +1,8 @@
 /**
  * Just enough of the PDF object syntax (ISO 32000-1, 7.2-7.3) to read the dictionaries of a
- * file's streams before pdf.js opens it: numbers, names, references, arrays and dictionaries;
- * strings and other keywords are skipped over. Works on raw bytes and never throws: malformed
- * input parses to null.
+ * file's streams before pdf.js opens it: numbers, names, references, strings (for the encryption
+ * dictionary), arrays and dictionaries; other keywords are skipped over. Works on raw bytes and
+ * never throws: malformed input parses to null.
  */
 
 export type PdfValue =
@@ -11,11 +11,13 @@ export type PdfValue =
   | { kind: 'ref'; num: number }
   | { kind: 'array'; items: PdfValue[] }
   | { kind: 'dict'; entries: Map<string, PdfValue> }
+  | { kind: 'string'; bytes: Uint8Array }
   | { kind: 'other'; keyword: string };
 
 type Token =
   | { type: 'open' | 'close' | 'dictOpen' | 'dictClose' }
   | { type: 'name' | 'keyword'; text: string }
+  | { type: 'string'; bytes: Uint8Array }
   | { type: 'number'; value: number };
 
 const WHITESPACE = new Set([0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20]);
@@ -24,6 +26,16 @@ const DELIMITERS = new Set(Array.from(Buffer.from('()<>[]{}/%', 'latin1')));
 const MAX_DEPTH = 32;
 
 const isRegular = (byte: number) => !WHITESPACE.has(byte) && !DELIMITERS.has(byte);
+const ESCAPES = new Map([
+  [0x6e, 0x0a],
+  [0x72, 0x0d],
+  [0x74, 0x09],
+  [0x62, 0x08],
+  [0x66, 0x0c],
+  [0x28, 0x28],
+  [0x29, 0x29],
+  [0x5c, 0x5c],
+]);
 
 export class PdfReader {
   constructor(
@@ -57,6 +69,8 @@ export class PdfReader {
         return { kind: 'name', value: token.text };
       case 'keyword':
         return { kind: 'other', keyword: token.text };
+      case 'string':
+        return { kind: 'string', bytes: token.bytes };
       case 'open':
         return this.array(depth);
       case 'dictOpen':
@@ -122,8 +136,8 @@ export class PdfReader {
     if (byte === 0x5b) return this.advance(1, { type: 'open' });
     if (byte === 0x5d) return this.advance(1, { type: 'close' });
     if (byte === 0x2f) return { type: 'name', text: this.name() };
-    if (byte === 0x28) return this.skipString();
-    if (byte === 0x3c) return this.skipHexString();
+    if (byte === 0x28) return this.literalString();
+    if (byte === 0x3c) return this.hexString();
     if (byte === 0x7b || byte === 0x7d) return this.advance(1, { type: 'keyword', text: '' });
     if (!isRegular(byte)) return null; // a stray `)` or `>`
     const start = this.pos;
@@ -151,24 +165,54 @@ export class PdfReader {
     );
   }
 
-  /** A literal string: balanced parentheses, backslash escapes. */
-  private skipString(): Token | null {
+  /** A literal string: balanced parentheses, backslash escapes (7.3.4.2). */
+  private literalString(): Token | null {
     const { bytes } = this;
+    const out: number[] = [];
     let depth = 0;
     while (this.pos < bytes.length) {
-      const byte = bytes[this.pos++];
-      if (byte === 0x5c) this.pos++;
-      else if (byte === 0x28) depth++;
-      else if (byte === 0x29 && --depth === 0) return { type: 'keyword', text: '' };
+      const byte = bytes[this.pos++] ?? 0;
+      if (byte === 0x5c) {
+        this.escape(out);
+        continue;
+      }
+      if (byte === 0x28) depth++;
+      else if (byte === 0x29 && --depth === 0)
+        return { type: 'string', bytes: Uint8Array.from(out) };
+      if (depth > 0 && (byte !== 0x28 || depth > 1)) out.push(byte);
     }
     return null;
   }
 
-  private skipHexString(): Token | null {
+  /** The escape after a backslash: \n \r \t \b \f \( \) \\, \ddd, or a line continuation. */
+  private escape(out: number[]): void {
+    const { bytes } = this;
+    const next = bytes[this.pos++] ?? 0;
+    const simple = ESCAPES.get(next);
+    if (simple !== undefined) out.push(simple);
+    else if (next >= 0x30 && next <= 0x37) {
+      let value = next - 0x30;
+      for (
+        let k = 0;
+        k < 2 && (bytes[this.pos] ?? 0) >= 0x30 && (bytes[this.pos] ?? 0) <= 0x37;
+        k++
+      ) {
+        value = value * 8 + (bytes[this.pos++] ?? 0) - 0x30;
+      }
+      out.push(value & 0xff);
+    } else if (next === 0x0d) {
+      if (bytes[this.pos] === 0x0a) this.pos++;
+    } else if (next !== 0x0a) out.push(next);
+  }
+
+  private hexString(): Token | null {
     const end = this.bytes.indexOf(0x3e, this.pos);
     if (end < 0) return null;
+    const digits = Buffer.from(this.bytes.subarray(this.pos + 1, end))
+      .toString('latin1')
+      .replace(/[^0-9A-Fa-f]/g, '');
     this.pos = end + 1;
-    return { type: 'keyword', text: '' };
+    return { type: 'string', bytes: Buffer.from(digits.length % 2 ? `${digits}0` : digits, 'hex') };
   }
 }
 
