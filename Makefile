@@ -4,7 +4,7 @@
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev test lint typecheck format build bench bench-conversations bench-knowledge services tools openapi clean
+.PHONY: run dev worker test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing services tools openapi clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -22,6 +22,10 @@ run: build
 ## Start from the TypeScript sources (restart by hand).
 dev: $(STAMP)
 	npx tsx src/main.ts
+
+## Start only the indexing worker from the build (needs DATABASE_URL; see docs/operations.md).
+worker: build
+	node --enable-source-maps dist/src/worker-main.js
 
 services:
 	bash scripts/ensure-services.sh
@@ -56,6 +60,7 @@ bench: $(STAMP) services build
 	npx tsx bench/http.ts
 	npx tsx bench/conversations.ts
 	npx tsx bench/knowledge.ts
+	npx tsx bench/indexing-latency.ts
 
 ## Only the conversations benchmark (issue 3; needs PostgreSQL).
 bench-conversations: $(STAMP) services
@@ -64,6 +69,10 @@ bench-conversations: $(STAMP) services
 ## Only the knowledge-base benchmark (issue 4: indexing and search; needs PostgreSQL).
 bench-knowledge: $(STAMP) services
 	npx tsx bench/knowledge.ts
+
+## Only the indexing-latency benchmark (issue 9: API latency while large documents index).
+bench-indexing: $(STAMP) services build
+	npx tsx bench/indexing-latency.ts
 
 clean:
 	rm -rf dist node_modules/.install-stamp
