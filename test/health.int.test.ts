@@ -10,14 +10,7 @@ import { TokenSigner } from '../src/modules/auth/tokens.js';
 import { createLogger } from '../src/platform/logger.js';
 import { TEST_JWT_SECRET, createTestApp, deleteRedisPrefix, type TestApp } from './helpers/app.js';
 import { openTestDatabase } from './helpers/db.js';
-import {
-  PASSWORD,
-  bearer,
-  errorOf,
-  login,
-  register,
-  uniqueEmail,
-} from './helpers/factories.js';
+import { PASSWORD, bearer, errorOf, login, register, uniqueEmail } from './helpers/factories.js';
 import { REDIS_URL } from './helpers/env.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
