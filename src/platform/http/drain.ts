@@ -17,6 +17,16 @@ export interface DrainLimits {
 export const DRAIN_LIMITS: DrainLimits = { maxBytes: 2 * 1024 * 1024, maxMs: 2000 };
 
 /**
+ * After an answer that closes its connection while the body is still arriving, how long and how
+ * much more is read and thrown away before the socket is destroyed ("lingering close"). Closing a
+ * socket with unread bytes makes the kernel send a reset, and a reset can reach the client before
+ * it has read the answer: it then sees only EPIPE or ECONNRESET. So the server half-closes after
+ * the answer and discards what is still in flight until the client closes its side (clients stop
+ * sending once they read the answer) or one of these runs out.
+ */
+export const LINGER_LIMITS: DrainLimits = { maxBytes: 8 * 1024 * 1024, maxMs: 2000 };
+
+/**
  * Sends an error answer (`send`) while the request body may still be arriving, without losing the
  * answer and without letting the body hold the server.
  *
@@ -54,13 +64,16 @@ export function sendAfterBody(
     return undefined;
   }
   if (closesItself(err) || (rest !== null && rest > limits.maxBytes)) {
-    stopReading(req);
+    lingerAfterAnswer(req);
     void reply.header('connection', 'close');
     send();
     return undefined;
   }
   return discardRest(req, limits).then((complete) => {
-    if (!complete) void reply.header('connection', 'close');
+    if (!complete) {
+      lingerAfterAnswer(req);
+      void reply.header('connection', 'close');
+    }
     send();
   });
 }
@@ -121,9 +134,33 @@ function discardRest(req: IncomingMessage, limits: DrainLimits): Promise<boolean
   });
 }
 
-function stopReading(req: IncomingMessage): void {
+/**
+ * Stops whatever parser was reading the body and makes the close that follows the answer a
+ * lingering one (LINGER_LIMITS): Node's server ends a `connection: close` exchange with
+ * `socket.destroySoon()`, which destroys the socket as soon as the answer is flushed; here it
+ * half-closes instead, keeps discarding the body, and destroys the socket once the client has
+ * closed its side or the linger budget is spent.
+ */
+function lingerAfterAnswer(req: IncomingMessage, limits: DrainLimits = LINGER_LIMITS): void {
+  const socket = req.socket;
   req.unpipe();
-  req.pause();
+  let bytes = 0;
+  const onData = (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > limits.maxBytes) socket.destroy();
+  };
+  req.on('data', onData);
+  req.resume();
+  socket.destroySoon = () => {
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), limits.maxMs);
+    timer.unref();
+    socket.once('close', () => {
+      clearTimeout(timer);
+    });
+    // The client closed its side: nothing more can arrive, and it has the answer.
+    socket.once('end', () => socket.destroy());
+  };
 }
 
 function isBodyParserError(err: unknown): boolean {
