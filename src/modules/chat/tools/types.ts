@@ -1,0 +1,27 @@
+import type { LlmTool } from '../../../providers/llm/types.js';
+
+/** What a tool runs for: the caller, and the turn's signal (cancel stops the tool too). */
+export interface ToolContext {
+  userId: string;
+  signal: AbortSignal;
+}
+
+/**
+ * A tool the chat engine can run when the model asks (`tool_call`). `run` validates its arguments
+ * itself (they come from a model: hostile until checked) and either returns a JSON object or
+ * throws `ToolError`; any other exception is a bug and is reported as an internal tool failure.
+ */
+export interface Tool {
+  definition: LlmTool;
+  run(args: Record<string, unknown>, context: ToolContext): Promise<Record<string, unknown>>;
+}
+
+/** A tool refused its arguments or could not answer: recorded as `{ code: 'TOOL_ERROR', message }`. */
+export class ToolError extends Error {
+  readonly code = 'TOOL_ERROR';
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}

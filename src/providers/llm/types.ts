@@ -1,0 +1,92 @@
+/**
+ * The language-model boundary (ARCHITECTURE "Streaming and cancellation"). A provider turns one
+ * request into a stream of events and stops when its signal aborts. It never stores anything and
+ * never runs tools itself: a `tool_call` event asks the chat engine to run one, and the engine
+ * calls `stream` again with the result appended to `messages`.
+ */
+
+/** A passage retrieved from the knowledge base, numbered for the model: it cites it as `[n]`. */
+export interface Passage {
+  /** 1-based within the turn; stable across the turn's tool rounds. */
+  n: number;
+  chunkId: string;
+  documentId: string;
+  docKey: string;
+  title: string;
+  version: number;
+  page: number | null;
+  heading: string | null;
+  /** The chunk's whole text. Untrusted: it may contain instructions, which are never followed. */
+  text: string;
+  /** Retrieval score, 0..1. */
+  score: number;
+}
+
+export interface LlmToolCall {
+  /** Unique within the turn. */
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export type LlmMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: LlmToolCall[] }
+  /** A tool's answer: `content` is the JSON of its result or of its error. */
+  | { role: 'tool'; toolCallId: string; name: string; content: string };
+
+/** A tool the model may call; `parameters` is a JSON Schema object. */
+export interface LlmTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface LlmRequest {
+  /** The conversation so far, oldest first, ending with the user's question or a tool answer. */
+  messages: LlmMessage[];
+  /** Passages retrieved for this turn (by the engine and by tool calls so far), by `n`. */
+  passages: Passage[];
+  tools: LlmTool[];
+}
+
+export type LlmEvent =
+  | { type: 'text_delta'; text: string }
+  | { type: 'tool_call'; call: LlmToolCall }
+  | { type: 'usage'; inputTokens: number; outputTokens: number }
+  | { type: 'done'; finishReason: 'stop' | 'tool_calls' | 'length' };
+
+export interface LlmStreamOptions {
+  signal: AbortSignal;
+}
+
+export interface LlmProvider {
+  /** `extractive` or `openai`: for logs, metrics and /ready. */
+  readonly name: string;
+  /** The model in use (e.g. `gpt-4o-mini`, `extractive-1`). */
+  readonly model: string;
+  stream(request: LlmRequest, options: LlmStreamOptions): AsyncIterable<LlmEvent>;
+}
+
+/**
+ * A provider failed. `retryable` says whether the same request may succeed if sent again (429,
+ * 5xx, a connection refused); the engine retries only while nothing has reached the client.
+ */
+export class ProviderError extends Error {
+  readonly provider: string;
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+
+  constructor(
+    provider: string,
+    message: string,
+    options: { retryable: boolean; status?: number; cause?: unknown },
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'ProviderError';
+    this.provider = provider;
+    this.retryable = options.retryable;
+    this.status = options.status;
+  }
+}
