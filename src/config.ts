@@ -6,6 +6,7 @@ import {
   knowledgeConfig,
   type KnowledgeConfig,
 } from './config-knowledge.js';
+import { checkLlm, LlmEnv, llmConfig, type LlmSettings } from './config-llm.js';
 
 /**
  * The only reader of process.env. Every setting is declared once here, with its type, default and
@@ -76,11 +77,12 @@ const EnvSchema = Type.Object({
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 10_000 }),
   READY_CHECK_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 30_000, default: 2000 }),
   ...KnowledgeEnv,
+  ...LlmEnv,
 });
 
 type Env = Static<typeof EnvSchema>;
 
-export interface Config extends KnowledgeConfig {
+export interface Config extends KnowledgeConfig, LlmSettings {
   env: Env['NODE_ENV'];
   host: string;
   port: number;
@@ -146,6 +148,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     problems.set('BOOTSTRAP_ADMIN_EMAIL/BOOTSTRAP_ADMIN_PASSWORD', 'set both or neither');
   }
   checkKnowledge(env, problems);
+  checkLlm(env, problems);
   if (problems.size > 0) {
     throw new ConfigError([...problems].map(([key, message]) => `${key}: ${message}`));
   }
@@ -224,5 +227,6 @@ function toConfig(env: Env): Config {
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     readyCheckTimeoutMs: env.READY_CHECK_TIMEOUT_MS,
     ...knowledgeConfig(env),
+    ...llmConfig(env),
   };
 }

@@ -77,16 +77,19 @@ export class ProviderError extends Error {
   readonly provider: string;
   readonly retryable: boolean;
   readonly status: number | undefined;
+  /** How long the backend asked us to wait before trying again (a 429's `retry-after`), if it said. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(
     provider: string,
     message: string,
-    options: { retryable: boolean; status?: number; cause?: unknown },
+    options: { retryable: boolean; status?: number; retryAfterMs?: number; cause?: unknown },
   ) {
     super(message, { cause: options.cause });
     this.name = 'ProviderError';
     this.provider = provider;
     this.retryable = options.retryable;
     this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }

@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local HTTP server that replays recorded OpenAI chat-completions traffic from
+ * test/fixtures/openai-chat/: `*.sse` files hold a streamed body exactly as OpenAI sends it
+ * (`data: {chunk}\n\n` lines ending with `data: [DONE]`), `*.json` files an error answer
+ * (`{ status, headers, body }`). Each request takes the next scripted reply; every request is
+ * recorded, with a promise that settles when its connection closes.
+ */
+
+const FIXTURES = new URL('../fixtures/openai-chat/', import.meta.url);
+
+export interface RecordedRequest {
+  method: string | undefined;
+  path: string | undefined;
+  authorization: string | undefined;
+  body: Record<string, unknown>;
+  /** Resolves when the client's connection for this request has closed. */
+  closed: Promise<void>;
+}
+
+export type Reply =
+  /** The whole recorded stream; `events` of them only, then `then`: hang or reset. */
+  | { kind: 'sse'; fixture: string; events?: number; then?: 'hang' | 'reset' }
+  | { kind: 'error'; fixture: string }
+  /** Accept the request, then never answer. */
+  | { kind: 'silent' }
+  /** Reset the connection before any answer. */
+  | { kind: 'reset' };
+
+/** The events of a recorded stream, each with its trailing blank line. */
+export function sseEvents(fixture: string): string[] {
+  const text = readFileSync(new URL(fixture, FIXTURES), 'utf8');
+  return text
+    .split('\n\n')
+    .filter((event) => event.trim() !== '')
+    .map((event) => `${event}\n\n`);
+}
+
+interface ErrorFixture {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export class OpenAiChatServer {
+  readonly requests: RecordedRequest[] = [];
+  readonly #replies: Reply[] = [];
+  #server: Server | undefined;
+  baseUrl = '';
+
+  async start(): Promise<void> {
+    this.#server = createServer((req, res) => {
+      void this.#handle(req, res);
+    });
+    const server = this.#server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.#server;
+    if (server === undefined) return;
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+
+  /** Replies for the next requests, in order. */
+  script(...replies: Reply[]): void {
+    this.#replies.length = 0;
+    this.requests.length = 0;
+    this.#replies.push(...replies);
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const closed = new Promise<void>((resolve) => {
+      res.on('close', () => {
+        resolve();
+      });
+    });
+    let raw = '';
+    for await (const chunk of req) raw += String(chunk);
+    this.requests.push({
+      method: req.method,
+      path: req.url,
+      authorization: req.headers.authorization,
+      body: JSON.parse(raw) as Record<string, unknown>,
+      closed,
+    });
+    const reply = this.#replies.shift() ?? { kind: 'error', fixture: 'server-error.json' };
+    await answer(reply, req, res);
+  }
+}
+
+async function answer(reply: Reply, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  switch (reply.kind) {
+    case 'silent':
+      return;
+    case 'reset':
+      req.socket.resetAndDestroy();
+      return;
+    case 'error': {
+      const recorded = JSON.parse(
+        readFileSync(new URL(reply.fixture, FIXTURES), 'utf8'),
+      ) as ErrorFixture;
+      res.writeHead(recorded.status, recorded.headers);
+      res.end(JSON.stringify(recorded.body));
+      return;
+    }
+    case 'sse':
+      await stream(reply, req, res);
+  }
+}
+
+async function stream(
+  reply: Extract<Reply, { kind: 'sse' }>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-request-id': 'req_3b8d0f2a6c4e41d9b7a5e3c1f0d2b4a6',
+  });
+  const events = sseEvents(reply.fixture);
+  const count = reply.events ?? events.length;
+  for (const event of events.slice(0, count)) {
+    if (res.destroyed) return;
+    res.write(event);
+    // One event per write and turn of the loop, as a real server flushes them.
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  if (reply.then === 'reset') req.socket.resetAndDestroy();
+  else if (reply.then !== 'hang') res.end();
+}
