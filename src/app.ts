@@ -94,5 +94,12 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   const { knowledge, search } = deps.knowledge;
   await knowledgeRoutes(app, { knowledge, search, files: deps.files });
 
+  // The chat sockets take their upgrades before Fastify sees them; any other upgrade is refused.
+  app.server.on('upgrade', (req, socket, head) => {
+    if (!deps.chat.upgrade(req, socket, head)) {
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    }
+  });
+
   return { app, routes };
 }

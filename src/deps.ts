@@ -11,11 +11,13 @@ import { AuthService } from './modules/auth/service.js';
 import { Sessions } from './modules/auth/sessions.js';
 import { TokenSigner, loadOrCreateSecret } from './modules/auth/tokens.js';
 import { HealthService, type ReadinessCheck } from './modules/health/service.js';
+import { createChat, type Chat } from './modules/chat/wiring.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { ConversationsService } from './modules/conversations/service.js';
 import { createKnowledge, type Knowledge } from './modules/knowledge/wiring.js';
 import { UsersService } from './modules/users/service.js';
 import { createFileStore, type FileStore } from './platform/file-store.js';
+import type { LlmProvider } from './providers/llm/types.js';
 import type { VectorStore } from './providers/vectorstore/types.js';
 import { memoryAttempts, redisAttempts } from './platform/attempts.js';
 import {
@@ -44,6 +46,7 @@ export interface Deps {
   conversations: ConversationsService;
   messages: MessageService;
   knowledge: Knowledge;
+  chat: Chat;
   rateLimiter: RateLimiter;
   health: HealthService;
   close(): Promise<void>;
@@ -53,6 +56,8 @@ export interface DepsOverrides {
   /** An already open database (tests use in-memory PGlite or a per-file PostgreSQL database). */
   database?: Database;
   now?: () => Date;
+  /** Another language model than the configured one (tests). */
+  llm?: LlmProvider;
 }
 
 /** Builds everything once, in dependency order. Services receive exactly what they use. */
@@ -113,6 +118,18 @@ export async function createDeps(
   metrics.countCache('l1', users.cacheCounts);
   const knowledge = await createKnowledge(config, database, files, audit, log, metrics.kbJobs);
   const rateLimiter = new RateLimiter(kv, log, () => now().getTime());
+  const chat = createChat({
+    config,
+    log,
+    metrics,
+    redis,
+    auth,
+    messages,
+    conversations,
+    search: knowledge.search,
+    rateLimiter,
+    ...(overrides.llm === undefined ? {} : { llm: overrides.llm }),
+  });
   const health = new HealthService(
     serviceVersion(),
     readinessChecks(database, kv, files, knowledge.vectors),
@@ -133,10 +150,12 @@ export async function createDeps(
     conversations,
     messages,
     knowledge,
+    chat,
     rateLimiter,
     health,
     async close() {
-      // Jobs first: a job mid-run still needs the database to record where it stopped.
+      // Answers and jobs first: both still need the database to record where they stopped.
+      await chat.close(config.shutdownTimeoutMs / 2).catch(() => undefined);
       await knowledge.close().catch(() => undefined);
       await Promise.allSettled([kv.close(), database.close()]);
     },

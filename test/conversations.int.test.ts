@@ -416,6 +416,8 @@ describe.each(['postgres', 'pglite'] as const)('conversations (%s)', (backend) =
             name: 'kb_search',
             arguments: { query: 'amoxicillin' },
             result: { hits: 1 },
+            error: null,
+            durationMs: 12,
           },
         ],
         interrupted: true,

@@ -9,6 +9,7 @@ import type { RegisteredRoute } from '../../src/platform/http/route-policy.js';
 import type { App } from '../../src/platform/http/types.js';
 import { createLogger } from '../../src/platform/logger.js';
 import type { DestinationStream } from 'pino';
+import type { LlmProvider } from '../../src/providers/llm/types.js';
 import { createTestDatabase, openTestDatabase, type Backend } from './db.js';
 import { REDIS_URL } from './env.js';
 import { deleteRedisPrefix as deleteKeysUnder } from './local-servers.js';
@@ -30,6 +31,8 @@ export interface TestAppOptions {
   shared?: { databaseUrl: string; redisPrefix: string };
   /** Run hooks before `ready()`, e.g. to add a test route. */
   beforeReady?: (app: App) => void;
+  /** A language model other than the configured one. */
+  llm?: LlmProvider;
   /** Where log lines go (set LOG_LEVEL in `env` too: tests log nothing by default). */
   logDestination?: DestinationStream;
 }
@@ -76,6 +79,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const deps = await createDeps(config, createLogger(config, options.logDestination), {
     ...(database === undefined ? {} : { database }),
     ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.llm === undefined ? {} : { llm: options.llm }),
   });
   const { app, routes } = await buildApp(deps);
   options.beforeReady?.(app);

@@ -23,7 +23,14 @@ export interface RecordedRequest {
 
 export type Reply =
   /** The whole recorded stream; `events` of them only, then `then`: hang or reset. */
-  | { kind: 'sse'; fixture: string; events?: number; then?: 'hang' | 'reset' }
+  | {
+      kind: 'sse';
+      fixture: string;
+      events?: number;
+      then?: 'hang' | 'reset';
+      /** Pause between events (default 2 ms): a slow model, for cancel and resume. */
+      delayMs?: number;
+    }
   | { kind: 'error'; fixture: string }
   /** Accept the request, then never answer. */
   | { kind: 'silent' }
@@ -130,7 +137,7 @@ async function stream(
     if (res.destroyed) return;
     res.write(event);
     // One event per write and turn of the loop, as a real server flushes them.
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    await new Promise((resolve) => setTimeout(resolve, reply.delayMs ?? 2));
   }
   if (reply.then === 'reset') req.socket.resetAndDestroy();
   else if (reply.then !== 'hang') res.end();

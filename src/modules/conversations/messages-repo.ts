@@ -133,6 +133,17 @@ export const messagesRepo = {
     return row;
   },
 
+  /** A message of any conversation `userId` owns. */
+  async findOwned(db: Db, userId: string, id: string): Promise<StoredMessage | undefined> {
+    const [row] = await db
+      .select({ message: messages })
+      .from(messages)
+      .innerJoin(conversations, eq(conversations.id, messages.conversationId))
+      .where(and(eq(messages.id, id), eq(conversations.userId, userId)))
+      .limit(1);
+    return row?.message;
+  },
+
   /** The message stored right after `id` on its branch (an answer to a user message). */
   async next(db: Db, message: StoredMessage): Promise<StoredMessage | undefined> {
     const [row] = await db

@@ -99,6 +99,11 @@ export class MessageService {
     return messagesRepo.next(this.db, message);
   }
 
+  /** A message by id, if it is in one of the user's conversations. */
+  async findOwned(userId: string, messageId: string): Promise<StoredMessage | undefined> {
+    return messagesRepo.findOwned(this.db, userId, messageId);
+  }
+
   /**
    * Forks the conversation after `parentMessageId`, a message on any branch of it. The fork's
    * thread is the parent's thread up to that message; `initialMessage` becomes its first user

@@ -80,7 +80,11 @@ export function conversationsRoutes(
     },
     async (request, reply) => {
       const { title, folder_id } = request.body;
-      const row = await conversations.create(callerOf(request).id, { title, folderId: folder_id });
+      // Without a title, the first question asked on the chat socket becomes it.
+      const row = await conversations.create(callerOf(request).id, {
+        title: title ?? '',
+        folderId: folder_id,
+      });
       return reply.code(201).send(ok(request, toConversationDto(row)));
     },
   );

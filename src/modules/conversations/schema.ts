@@ -62,11 +62,14 @@ export const Citation = Type.Object({
 });
 export type CitationDto = Static<typeof Citation>;
 
+/** A tool the assistant ran during a turn, in the order they ran (DECISIONS 3). */
 export const ToolCall = Type.Object({
   id: Type.String(),
   name: Type.String(),
   arguments: Type.Record(Type.String(), Type.Unknown()),
-  result: Type.Optional(Type.Unknown()),
+  result: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+  durationMs: Type.Integer({ minimum: 0 }),
 });
 export type ToolCallDto = Static<typeof ToolCall>;
 
@@ -125,7 +128,10 @@ export const ListQuery = Type.Object(
 );
 
 export const CreateBody = Type.Object(
-  { title: Title, folder_id: Type.Optional(Type.Union([FolderId, Type.Null()])) },
+  {
+    title: Type.Optional(Title),
+    folder_id: Type.Optional(Type.Union([FolderId, Type.Null()])),
+  },
   { additionalProperties: false },
 );
 

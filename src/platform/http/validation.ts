@@ -32,6 +32,9 @@ function createAjv(coerce: boolean, allErrors: boolean): Ajv {
   return ajv;
 }
 
+/** A strict validator (no coercion, first error only) for JSON that arrives outside HTTP routes. */
+export const strictAjv = (): Ajv => createAjv(false, false);
+
 /** The `email` format; also used where an address arrives outside HTTP (CLI, bootstrap). */
 export function isEmail(value: string): boolean {
   const email = value.trim();

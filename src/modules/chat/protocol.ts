@@ -1,0 +1,169 @@
+import { Type, type Static, type TProperties } from 'typebox';
+import { strictAjv } from '../../platform/http/validation.js';
+import {
+  BranchId,
+  MessageText,
+  type MessageDto,
+  type ToolCallDto,
+} from '../conversations/schema.js';
+import { Uuid } from '../users/schema.js';
+
+/**
+ * The chat socket protocol (DECISIONS 4), one file: every frame a client may send, as a schema
+ * checked before anything acts on it, and every frame the server sends, as a discriminated union.
+ */
+
+export const PROTOCOL_VERSION = '1.0';
+
+/** A client's own reference for a frame, echoed on the `error` it causes. */
+const RequestRef = Type.Optional(Type.String({ minLength: 1, maxLength: 128 }));
+const ClientMessageId = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]+$',
+});
+
+const frame = <K extends string, T extends TProperties>(type: K, fields: T) =>
+  Type.Object(
+    { type: Type.Literal(type), request_ref: RequestRef, ...fields },
+    { additionalProperties: false },
+  );
+
+export const MessageSend = frame('message_send', {
+  conversation_id: Uuid,
+  content: MessageText,
+  branch_id: Type.Optional(BranchId),
+  client_message_id: Type.Optional(ClientMessageId),
+});
+export const MessageCancel = frame('message_cancel', { message_id: Uuid });
+export const MessageResume = frame('message_resume', {
+  message_id: Uuid,
+  after_index: Type.Optional(Type.Integer({ minimum: -1, maximum: 1_000_000_000 })),
+});
+export const TypingStart = frame('typing_start', { conversation_id: Uuid });
+export const TypingStop = frame('typing_stop', { conversation_id: Uuid });
+export const Ping = frame('ping', {
+  ts: Type.Optional(
+    Type.Union([Type.Number(), Type.String({ maxLength: 64 })], { description: 'echoed' }),
+  ),
+});
+
+export type MessageSendFrame = Static<typeof MessageSend>;
+export type MessageCancelFrame = Static<typeof MessageCancel>;
+export type MessageResumeFrame = Static<typeof MessageResume>;
+export type TypingFrame = Static<typeof TypingStart> | Static<typeof TypingStop>;
+export type PingFrame = Static<typeof Ping>;
+export type ClientFrame =
+  MessageSendFrame | MessageCancelFrame | MessageResumeFrame | TypingFrame | PingFrame;
+
+const SCHEMAS: Record<ClientFrame['type'], object> = {
+  message_send: MessageSend,
+  message_cancel: MessageCancel,
+  message_resume: MessageResume,
+  typing_start: TypingStart,
+  typing_stop: TypingStop,
+  ping: Ping,
+};
+
+export type ErrorCode =
+  | 'UNAUTHORIZED'
+  | 'NOT_FOUND'
+  | 'VALIDATION_ERROR'
+  | 'RATE_LIMITED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'CONFLICT'
+  | 'INTERNAL_ERROR'
+  | 'SERVICE_UNAVAILABLE'
+  | 'LLM_ERROR'
+  | 'KB_TIMEOUT'
+  | 'TOOL_ERROR';
+
+export interface ChunkFrame {
+  type: 'chunk';
+  conversation_id: string;
+  message_id: string;
+  user_message_id: string;
+  index: number;
+  delta: string;
+}
+export interface ToolFrame {
+  type: 'tool_call' | 'tool_result';
+  conversation_id: string;
+  message_id: string;
+  call: ToolCallDto;
+}
+export interface DoneFrame {
+  type: 'message_done';
+  conversation_id: string;
+  user_message: MessageDto;
+  message: MessageDto;
+}
+export interface ErrorFrame {
+  type: 'error';
+  code: ErrorCode;
+  message: string;
+  request_ref?: string;
+}
+/** What an answer's stream carries, in order: replayed as it was on `message_resume`. */
+export type AnswerFrame = ChunkFrame | ToolFrame | DoneFrame | ErrorFrame;
+
+export type ServerFrame =
+  | AnswerFrame
+  | {
+      type: 'connected';
+      connection_id: string;
+      user_id: string;
+      protocol_version: string;
+      server_time: string;
+    }
+  | { type: 'typing'; conversation_id: string; user_id: string; active: boolean }
+  | { type: 'pong'; ts: number | string | null };
+
+export type Parsed =
+  { ok: true; frame: ClientFrame } | { ok: false; message: string; requestRef: string | undefined };
+
+const ajv = strictAjv();
+const validators = new Map(
+  Object.entries(SCHEMAS).map(([type, schema]) => [type, ajv.compile(schema)]),
+);
+
+/** Parses and checks one text frame; never throws. */
+export function parseClientFrame(text: string): Parsed {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, message: 'Frame is not valid JSON', requestRef: undefined };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, message: 'Frame must be a JSON object', requestRef: undefined };
+  }
+  const record = value as Record<string, unknown>;
+  const ref = typeof record.request_ref === 'string' ? record.request_ref.slice(0, 128) : undefined;
+  const type = record.type;
+  const validate = typeof type === 'string' ? validators.get(type) : undefined;
+  if (validate === undefined) {
+    const known = Object.keys(SCHEMAS).join(', ');
+    return { ok: false, message: `Unknown frame type; expected one of ${known}`, requestRef: ref };
+  }
+  if (!validate(value)) return { ok: false, message: describe(validate.errors), requestRef: ref };
+  return { ok: true, frame: value as ClientFrame };
+}
+
+function describe(
+  errors:
+    | { instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }[]
+    | null
+    | undefined,
+): string {
+  const e = errors?.[0];
+  if (e === undefined) return 'Frame is invalid';
+  const field = e.instancePath.split('/').filter(Boolean).join('.');
+  if (e.keyword === 'additionalProperties') {
+    return `${String(e.params.additionalProperty)} is not an allowed field`;
+  }
+  if (e.keyword === 'required') return `${String(e.params.missingProperty)} is required`;
+  if (e.keyword === 'pattern')
+    return `${field} is blank or contains characters that are not allowed`;
+  return `${field === '' ? 'frame' : field} ${e.message ?? 'is invalid'}`;
+}

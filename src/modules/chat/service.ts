@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../../errors.js';
+import type { Logger } from '../../platform/logger.js';
+import type { Metrics } from '../../platform/metrics.js';
+import type { PubSub } from '../../platform/pubsub.js';
+import type { LlmMessage, LlmProvider, Passage } from '../../providers/llm/types.js';
+import type { SearchService } from '../knowledge/search.js';
+import { MAIN_BRANCH, type MessageService } from '../conversations/messages.js';
+import { toMessageDto, type StoredMessage } from '../conversations/schema.js';
+import type { ConversationsService } from '../conversations/service.js';
+import type { AnswerStreams, Follow, Sequenced } from './answer-streams.js';
+import type { AnswerFrame, DoneFrame, MessageSendFrame } from './protocol.js';
+import { retrievePassages } from './retrieval.js';
+import { knowledgeSearchTool } from './tools/search.js';
+import type { Tool } from './tools/types.js';
+import { runTurn, TURN_LIMITS, type TurnLimits } from './turn.js';
+
+export interface ChatLimits {
+  /** Answers generating at once per user on this instance. */
+  maxActivePerUser: number;
+  /** Passages retrieved for the question before the model runs. */
+  passages: number;
+  /** Earlier messages of the thread given to the model. */
+  historyMessages: number;
+  /** The knowledge-base search before the model runs; past it the turn goes on without passages. */
+  retrievalTimeoutMs: number;
+  turn: TurnLimits;
+}
+
+export const CHAT_LIMITS: ChatLimits = {
+  maxActivePerUser: 3,
+  passages: 5,
+  historyMessages: 20,
+  retrievalTimeoutMs: 5000,
+  turn: TURN_LIMITS,
+};
+
+export interface ChatDeps {
+  messages: MessageService;
+  conversations: ConversationsService;
+  search: SearchService;
+  llm: LlmProvider;
+  /** Tools besides the knowledge-base search, e.g. the medical calculator. */
+  tools: Tool[];
+  streams: AnswerStreams;
+  pubsub: PubSub;
+  metrics: Metrics;
+  log: Logger;
+  limits?: ChatLimits;
+  /** Told of every stored answer (the socket hub announces it to the user's other sockets). */
+  onAnswered?: (userId: string, done: DoneFrame) => void;
+}
+
+/** What a `message_send` leads to: an answer to follow, or a turn that is already complete. */
+export type SendOutcome = { follow: string } | { done: DoneFrame };
+
+const cancelChannel = (messageId: string) => `chat:cancel:${messageId}`;
+
+/**
+ * Chat turns (DECISIONS 4): stores the question, runs the answer detached from any socket (a
+ * dropped socket does not stop it; only a cancel does, from any instance), streams its frames into
+ * `AnswerStreams` for whoever follows it, and stores the answer with its citations and tool calls.
+ */
+export class ChatService {
+  private readonly limits: ChatLimits;
+  private readonly active = new Map<string, number>();
+  private readonly running = new Map<
+    string,
+    { controller: AbortController; done: Promise<void> }
+  >();
+
+  constructor(readonly deps: ChatDeps) {
+    this.limits = deps.limits ?? CHAT_LIMITS;
+  }
+
+  async send(userId: string, frame: MessageSendFrame): Promise<SendOutcome> {
+    const { messages } = this.deps;
+    if ((this.active.get(userId) ?? 0) >= this.limits.maxActivePerUser) {
+      throw new AppError(
+        'RATE_LIMITED',
+        `At most ${String(this.limits.maxActivePerUser)} answers can be generating at once`,
+      );
+    }
+    const stored = await messages.append(userId, frame.conversation_id, {
+      branchId: frame.branch_id ?? MAIN_BRANCH,
+      role: 'user',
+      content: frame.content,
+      clientMessageId: frame.client_message_id ?? null,
+    });
+    if (!stored.created) {
+      const earlier = await this.earlierTurn(stored.message);
+      if (earlier !== undefined) return earlier;
+    }
+    return { follow: await this.start(userId, stored.message) };
+  }
+
+  /** `message_resume`: the answer to follow, or its `message_done` when it is stored already. */
+  async resume(userId: string, messageId: string): Promise<SendOutcome> {
+    const info = await this.deps.streams.info(messageId);
+    if (info !== undefined) {
+      if (info.userId !== userId) throw answerNotFound();
+      return { follow: messageId };
+    }
+    const done = await this.storedTurn(userId, messageId);
+    if (done === undefined) throw answerNotFound();
+    return { done };
+  }
+
+  /** `message_cancel`, wherever the answer runs. */
+  async cancel(userId: string, messageId: string): Promise<SendOutcome> {
+    const outcome = await this.resume(userId, messageId);
+    if ('follow' in outcome) this.deps.pubsub.publish(cancelChannel(messageId), { userId });
+    return outcome;
+  }
+
+  /** Every frame of an answer, stored then live, until its `message_done`. */
+  follow(messageId: string, onFrame: (s: Sequenced) => void): Promise<Follow> {
+    return this.deps.streams.follow(messageId, 0, onFrame);
+  }
+
+  /** Stops every answer running here (shutdown); each is stored as interrupted. */
+  async close(timeoutMs: number): Promise<void> {
+    const all = [...this.running.values()];
+    for (const r of all) r.controller.abort();
+    const timeout = new Promise((resolve) => setTimeout(resolve, timeoutMs).unref());
+    await Promise.race([Promise.allSettled(all.map((r) => r.done)), timeout]);
+  }
+
+  private async earlierTurn(question: StoredMessage): Promise<SendOutcome | undefined> {
+    const reply = await this.deps.messages.replyTo(question);
+    if (reply?.role === 'assistant') return { done: doneFrame(question, reply) };
+    const running = await this.deps.streams.answerTo(question.id);
+    return running === undefined ? undefined : { follow: running };
+  }
+
+  private async storedTurn(userId: string, messageId: string): Promise<DoneFrame | undefined> {
+    const answer = await this.deps.messages.findOwned(userId, messageId);
+    if (answer?.role !== 'assistant' || answer.parentMessageId === null) return undefined;
+    const question = await this.deps.messages.findOwned(userId, answer.parentMessageId);
+    return question === undefined ? undefined : doneFrame(question, answer);
+  }
+
+  /** Opens the answer's stream and starts it; returns its id. */
+  private async start(userId: string, question: StoredMessage): Promise<string> {
+    const messageId = randomUUID();
+    const { streams, pubsub } = this.deps;
+    await streams.open({
+      messageId,
+      userMessageId: question.id,
+      userId,
+      conversationId: question.conversationId,
+    });
+    const controller = new AbortController();
+    const unsubscribe = await pubsub.subscribe(cancelChannel(messageId), (payload) => {
+      if ((payload as { userId?: unknown }).userId === userId) controller.abort();
+    });
+    this.active.set(userId, (this.active.get(userId) ?? 0) + 1);
+    const done = this.answer(userId, question, messageId, controller.signal)
+      .catch((err: unknown) => {
+        this.deps.log.error({ err, messageId }, 'chat turn failed');
+      })
+      .finally(() => {
+        unsubscribe();
+        this.running.delete(messageId);
+        const left = (this.active.get(userId) ?? 1) - 1;
+        if (left > 0) this.active.set(userId, left);
+        else this.active.delete(userId);
+      });
+    this.running.set(messageId, { controller, done });
+    return messageId;
+  }
+
+  private async answer(
+    userId: string,
+    question: StoredMessage,
+    messageId: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { streams, messages, conversations, metrics, llm } = this.deps;
+    let seq = 0;
+    const emit = (frame: AnswerFrame) => {
+      streams.append(messageId, ++seq, frame);
+    };
+    void conversations
+      .titleFromQuestion(userId, question.conversationId, question.content)
+      .catch(() => undefined);
+    const history = await this.history(userId, question);
+    const passages = await this.passages(question, emit);
+    const outcome = await runTurn(
+      llm,
+      {
+        userId,
+        conversationId: question.conversationId,
+        messageId,
+        userMessageId: question.id,
+        history,
+        passages,
+        tools: [knowledgeSearchTool(this.deps.search, passages), ...this.deps.tools],
+        signal,
+        emit,
+      },
+      this.limits.turn,
+    );
+    if (outcome.firstChunkMs !== undefined)
+      metrics.chatFirstChunk.observe(outcome.firstChunkMs / 1000);
+    if (outcome.error !== undefined) {
+      this.deps.log.warn({ err: outcome.error, messageId }, 'language model failed mid-turn');
+      emit({
+        type: 'error',
+        code: 'LLM_ERROR',
+        message: 'The language model failed; the answer is incomplete',
+        request_ref: messageId,
+      });
+    }
+    try {
+      const stored = await messages.append(userId, question.conversationId, {
+        id: messageId,
+        branchId: question.branchId,
+        role: 'assistant',
+        content: outcome.content,
+        citations: outcome.citations,
+        toolCalls: outcome.toolCalls,
+        interrupted: outcome.interrupted,
+      });
+      const done = doneFrame(question, stored.message);
+      emit(done);
+      this.deps.onAnswered?.(userId, done);
+    } catch (err) {
+      this.deps.log.error({ err, messageId }, 'storing a chat answer failed');
+      emit({
+        type: 'error',
+        code: 'INTERNAL_ERROR',
+        message: 'The answer could not be stored',
+        request_ref: messageId,
+      });
+    } finally {
+      streams.end(messageId);
+    }
+  }
+
+  /** The thread before the question (user and assistant turns), then the question. */
+  private async history(userId: string, question: StoredMessage): Promise<LlmMessage[]> {
+    const { messages: thread } = await this.deps.messages.thread(
+      userId,
+      question.conversationId,
+      question.branchId,
+      { limit: this.limits.historyMessages + 1, before: question.id },
+    );
+    const earlier = thread.flatMap((m): LlmMessage[] =>
+      m.role === 'user' || m.role === 'assistant' ? [{ role: m.role, content: m.content }] : [],
+    );
+    return [...earlier, { role: 'user', content: question.content }];
+  }
+
+  private async passages(
+    question: StoredMessage,
+    emit: (f: AnswerFrame) => void,
+  ): Promise<Passage[]> {
+    const signal = AbortSignal.timeout(this.limits.retrievalTimeoutMs);
+    try {
+      return await Promise.race([
+        retrievePassages(this.deps.search, question.content, { limit: this.limits.passages }),
+        new Promise<never>((_, reject) => {
+          signal.addEventListener('abort', () => {
+            reject(new AppError('SERVICE_UNAVAILABLE', 'Knowledge base timed out'));
+          });
+        }),
+      ]);
+    } catch (err) {
+      this.deps.log.warn({ err }, 'knowledge-base retrieval failed; answering without passages');
+      emit({
+        type: 'error',
+        code: 'KB_TIMEOUT',
+        message: 'The knowledge base did not answer in time',
+        request_ref: question.id,
+      });
+      return [];
+    }
+  }
+}
+
+const answerNotFound = () => new AppError('NOT_FOUND', 'Message not found');
+
+function doneFrame(question: StoredMessage, answer: StoredMessage): DoneFrame {
+  return {
+    type: 'message_done',
+    conversation_id: answer.conversationId,
+    user_message: toMessageDto(question),
+    message: toMessageDto(answer),
+  };
+}

@@ -1,0 +1,190 @@
+import type { LlmMessage, LlmProvider, LlmToolCall, Passage } from '../../providers/llm/types.js';
+import { ProviderError } from '../../providers/llm/types.js';
+import { streamWithRetry } from '../../providers/llm/retry.js';
+import type { ToolCallDto } from '../conversations/schema.js';
+import { CitationMarkers } from './citations.js';
+import type { AnswerFrame } from './protocol.js';
+import { ToolError, type Tool } from './tools/types.js';
+
+/** Bounds of one turn. */
+export interface TurnLimits {
+  /** Model rounds that may ask for tools; the round after the last must answer. */
+  maxToolRounds: number;
+  toolTimeoutMs: number;
+  retryAttempts: number;
+  retryBackoffMs: number;
+}
+
+export const TURN_LIMITS: TurnLimits = {
+  maxToolRounds: 5,
+  toolTimeoutMs: 10_000,
+  retryAttempts: 3,
+  retryBackoffMs: 250,
+};
+
+export interface TurnInput {
+  userId: string;
+  conversationId: string;
+  messageId: string;
+  userMessageId: string;
+  history: LlmMessage[];
+  passages: Passage[];
+  tools: Tool[];
+  signal: AbortSignal;
+  /** Sends a frame of this answer (in order). */
+  emit(frame: AnswerFrame): void;
+}
+
+export interface TurnOutcome {
+  content: string;
+  citations: ReturnType<CitationMarkers['citations']>;
+  toolCalls: ToolCallDto[];
+  /** Cancelled, or ended by a provider failure: the answer stops where it was. */
+  interrupted: boolean;
+  error: ProviderError | undefined;
+  /** Milliseconds from the start to the first chunk, if one went out. */
+  firstChunkMs: number | undefined;
+}
+
+/**
+ * One assistant turn: the model streams, asks for tools (run here, at most `maxToolRounds` rounds),
+ * and its text goes out as `chunk` frames with passage references renumbered as citations. Ends
+ * normally, by cancel (the signal) or by a provider failure; the caller stores what it returns.
+ */
+export async function runTurn(
+  llm: LlmProvider,
+  input: TurnInput,
+  limits: TurnLimits = TURN_LIMITS,
+): Promise<TurnOutcome> {
+  const started = performance.now();
+  const markers = new CitationMarkers(() => input.passages);
+  const toolCalls: ToolCallDto[] = [];
+  const messages = [...input.history];
+  let content = '';
+  let index = 0;
+  let firstChunkMs: number | undefined;
+  const send = (text: string) => {
+    if (text === '') return;
+    content += text;
+    firstChunkMs ??= performance.now() - started;
+    input.emit({
+      type: 'chunk',
+      conversation_id: input.conversationId,
+      message_id: input.messageId,
+      user_message_id: input.userMessageId,
+      index: index++,
+      delta: text,
+    });
+  };
+  const finish = (interrupted: boolean, error?: ProviderError): TurnOutcome => {
+    if (!interrupted) send(markers.flush());
+    return {
+      content: interrupted ? content : content.trimEnd(),
+      citations: markers.citations(),
+      toolCalls,
+      interrupted,
+      error,
+      firstChunkMs,
+    };
+  };
+  try {
+    for (let round = 0; ; round++) {
+      const tools = round < limits.maxToolRounds ? input.tools : [];
+      const calls: LlmToolCall[] = [];
+      let text = '';
+      const request = { messages, passages: input.passages, tools: tools.map((t) => t.definition) };
+      const events = streamWithRetry(llm, request, {
+        signal: input.signal,
+        attempts: content === '' ? limits.retryAttempts : 1,
+        backoffMs: limits.retryBackoffMs,
+      });
+      for await (const event of events) {
+        if (event.type === 'text_delta') {
+          text += event.text;
+          send(markers.push(event.text));
+        } else if (event.type === 'tool_call') calls.push(event.call);
+      }
+      if (calls.length === 0 || tools.length === 0) break;
+      messages.push({ role: 'assistant', content: text, toolCalls: calls });
+      for (const call of calls) {
+        const record = await runTool(input, tools, call, limits.toolTimeoutMs);
+        toolCalls.push(record);
+        messages.push({
+          role: 'tool',
+          toolCallId: call.id,
+          name: call.name,
+          content: JSON.stringify(record.error === null ? record.result : { error: record.error }),
+        });
+      }
+    }
+  } catch (err) {
+    if (input.signal.aborted) return finish(true);
+    if (err instanceof ProviderError) return finish(true, err);
+    throw err;
+  }
+  return finish(input.signal.aborted);
+}
+
+/** Runs one tool call with its frames; a failure is recorded, never thrown. */
+async function runTool(
+  input: TurnInput,
+  tools: readonly Tool[],
+  call: LlmToolCall,
+  timeoutMs: number,
+): Promise<ToolCallDto> {
+  const record: ToolCallDto = {
+    id: call.id,
+    name: call.name,
+    arguments: call.arguments,
+    result: null,
+    error: null,
+    durationMs: 0,
+  };
+  const frame = (type: 'tool_call' | 'tool_result') => {
+    input.emit({
+      type,
+      conversation_id: input.conversationId,
+      message_id: input.messageId,
+      call: { ...record },
+    });
+  };
+  frame('tool_call');
+  const started = performance.now();
+  const tool = tools.find((t) => t.definition.name === call.name);
+  try {
+    if (tool === undefined) throw new ToolError(`Unknown tool ${call.name}`);
+    const signal = AbortSignal.any([input.signal, AbortSignal.timeout(timeoutMs)]);
+    record.result = await abortable(
+      tool.run(call.arguments, { userId: input.userId, signal }),
+      signal,
+    );
+  } catch (err) {
+    record.error = toolError(err, input.signal);
+  }
+  record.durationMs = Math.round(performance.now() - started);
+  frame('tool_result');
+  return record;
+}
+
+function toolError(err: unknown, turn: AbortSignal): { code: string; message: string } {
+  if (err instanceof ToolError) return { code: err.code, message: err.message };
+  if (turn.aborted) return { code: 'TOOL_ERROR', message: 'Cancelled' };
+  if (err instanceof DOMException && err.name === 'TimeoutError') {
+    return { code: 'TOOL_ERROR', message: 'The tool took too long' };
+  }
+  return { code: 'TOOL_ERROR', message: 'The tool failed' };
+}
+
+/** Settles with `work`, or rejects as soon as `signal` aborts. */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => {
+      signal.removeEventListener('abort', onAbort);
+    });
+  });
+}

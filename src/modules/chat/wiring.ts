@@ -1,0 +1,93 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../platform/logger.js';
+import type { Metrics } from '../../platform/metrics.js';
+import { memoryPubSub, redisPubSub, type PubSub } from '../../platform/pubsub.js';
+import type { RateLimiter } from '../../platform/rate-limit.js';
+import { ExtractiveProvider } from '../../providers/llm/extractive.js';
+import { createLlmProvider } from '../../providers/llm/index.js';
+import type { LlmProvider } from '../../providers/llm/types.js';
+import type { AuthService } from '../auth/service.js';
+import type { MessageService } from '../conversations/messages.js';
+import type { ConversationsService } from '../conversations/service.js';
+import type { SearchService } from '../knowledge/search.js';
+import { memoryAnswerStreams, redisAnswerStreams } from './answer-streams.js';
+import { CHAT_PATHS, SocketHub } from './hub.js';
+import { ChatService } from './service.js';
+import { medicalCalculatorTool } from './tools/calculator/index.js';
+
+export interface Chat {
+  service: ChatService;
+  hub: SocketHub;
+  llm: LlmProvider;
+  pubsub: PubSub;
+  /** Routes an HTTP upgrade to its socket endpoint; false when the path has none. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  close(timeoutMs: number): Promise<void>;
+}
+
+export interface ChatWiring {
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+  redis: Redis | undefined;
+  auth: AuthService;
+  messages: MessageService;
+  conversations: ConversationsService;
+  search: SearchService;
+  rateLimiter: RateLimiter;
+  /** Another model (tests). */
+  llm?: LlmProvider;
+}
+
+/** The chat engine and its sockets, on Redis when configured, else in-process. */
+export function createChat(w: ChatWiring): Chat {
+  const { config, log, redis } = w;
+  const pubsub = redis === undefined ? memoryPubSub() : redisPubSub(redis, config.redisPrefix, log);
+  const streams =
+    redis === undefined ? memoryAnswerStreams(pubsub) : redisAnswerStreams(redis, pubsub, log);
+  const llm =
+    w.llm ?? createLlmProvider(config.llm, { extractive: () => new ExtractiveProvider() });
+  const service = new ChatService({
+    messages: w.messages,
+    conversations: w.conversations,
+    search: w.search,
+    llm,
+    tools: [medicalCalculatorTool],
+    streams,
+    pubsub,
+    metrics: w.metrics,
+    log,
+  });
+  const hub = new SocketHub({
+    auth: w.auth,
+    chat: service,
+    pubsub,
+    rateLimiter: config.rateLimit.enabled ? w.rateLimiter : null,
+    metrics: w.metrics,
+    log,
+  });
+  service.deps.onAnswered = (userId, done) => {
+    hub.announce(userId, done);
+  };
+  return {
+    service,
+    hub,
+    llm,
+    pubsub,
+    upgrade(req, socket, head) {
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      const endpoint = CHAT_PATHS.find((p) => p === path);
+      if (endpoint === undefined) return false;
+      hub.upgrade(req, socket, head, endpoint);
+      return true;
+    },
+    async close(timeoutMs) {
+      await hub.close();
+      await service.close(timeoutMs);
+      await pubsub.close();
+    },
+  };
+}

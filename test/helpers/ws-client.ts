@@ -1,0 +1,86 @@
+import { WebSocket } from 'ws';
+
+export type Frame = Record<string, unknown> & { type: string };
+
+/**
+ * A chat socket client for tests: keeps every frame it receives, in order, and waits for the ones
+ * a test expects.
+ */
+export class ChatClient {
+  readonly frames: Frame[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  private waiters: (() => void)[] = [];
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data: Buffer) => {
+      this.frames.push(JSON.parse(data.toString('utf8')) as Frame);
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+    this.closed = new Promise((resolve) => {
+      ws.on('close', (code, reason) => {
+        resolve({ code, reason: reason.toString('utf8') });
+        for (const wake of this.waiters.splice(0)) wake();
+      });
+    });
+    ws.on('error', () => undefined);
+  }
+
+  static async open(port: number, token: string | null, path = '/ws'): Promise<ChatClient> {
+    const query = token === null ? '' : `?token=${encodeURIComponent(token)}`;
+    const ws = new WebSocket(`ws://127.0.0.1:${String(port)}${path}${query}`);
+    const client = new ChatClient(ws);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => {
+        resolve();
+      });
+      ws.once('error', reject);
+    });
+    return client;
+  }
+
+  /** Opens and waits for `connected`. */
+  static async connect(port: number, token: string, path = '/ws'): Promise<ChatClient> {
+    const client = await ChatClient.open(port, token, path);
+    await client.next((f) => f.type === 'connected');
+    return client;
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  /** The first frame (from `from` on) that matches, waiting up to `timeoutMs`. */
+  async next(match: (f: Frame) => boolean, timeoutMs = 10_000, from = 0): Promise<Frame> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.frames.slice(from).find(match);
+      if (found !== undefined) return found;
+      const left = deadline - Date.now();
+      if (left <= 0 || this.ws.readyState === WebSocket.CLOSED) {
+        throw new Error(`no matching frame; got ${JSON.stringify(this.frames.map((f) => f.type))}`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Sends a ping and waits for its pong: every frame sent before has been handled. */
+  async roundTrip(): Promise<void> {
+    const ts = Math.random();
+    this.send({ type: 'ping', ts });
+    await this.next((f) => f.type === 'pong' && f.ts === ts);
+  }
+
+  ofType(type: string): Frame[] {
+    return this.frames.filter((f) => f.type === type);
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
