@@ -6,6 +6,7 @@ import {
   knowledgeConfig,
   type KnowledgeConfig,
 } from './config-knowledge.js';
+import { chatConfig, ChatEnv, type ChatSettings } from './config-chat.js';
 import { checkLlm, LlmEnv, llmConfig, type LlmSettings } from './config-llm.js';
 
 /**
@@ -78,11 +79,12 @@ const EnvSchema = Type.Object({
   READY_CHECK_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 30_000, default: 2000 }),
   ...KnowledgeEnv,
   ...LlmEnv,
+  ...ChatEnv,
 });
 
 type Env = Static<typeof EnvSchema>;
 
-export interface Config extends KnowledgeConfig, LlmSettings {
+export interface Config extends KnowledgeConfig, LlmSettings, ChatSettings {
   env: Env['NODE_ENV'];
   host: string;
   port: number;
@@ -228,5 +230,6 @@ function toConfig(env: Env): Config {
     readyCheckTimeoutMs: env.READY_CHECK_TIMEOUT_MS,
     ...knowledgeConfig(env),
     ...llmConfig(env),
+    ...chatConfig(env),
   };
 }

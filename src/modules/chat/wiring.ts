@@ -14,8 +14,8 @@ import type { MessageService } from '../conversations/messages.js';
 import type { ConversationsService } from '../conversations/service.js';
 import type { SearchService } from '../knowledge/search.js';
 import { memoryAnswerStreams, redisAnswerStreams } from './answer-streams.js';
-import { CHAT_PATHS, SocketHub } from './hub.js';
-import { ChatService } from './service.js';
+import { CHAT_PATHS, SOCKET_LIMITS, SocketHub } from './hub.js';
+import { CHAT_LIMITS, ChatService } from './service.js';
 import { medicalCalculatorTool } from './tools/calculator/index.js';
 
 export interface Chat {
@@ -60,6 +60,7 @@ export function createChat(w: ChatWiring): Chat {
     pubsub,
     metrics: w.metrics,
     log,
+    limits: { ...CHAT_LIMITS, maxActivePerUser: config.chat.maxActiveAnswers },
   });
   const hub = new SocketHub({
     auth: w.auth,
@@ -68,6 +69,14 @@ export function createChat(w: ChatWiring): Chat {
     rateLimiter: config.rateLimit.enabled ? w.rateLimiter : null,
     metrics: w.metrics,
     log,
+    limits: {
+      ...SOCKET_LIMITS,
+      maxFrameBytes: config.chat.maxFrameBytes,
+      sendBufferBytes: config.chat.sendBufferBytes,
+      idleMs: config.chat.idleTimeoutMs,
+      maxSocketsPerUser: config.chat.maxSocketsPerUser,
+      sendsPerMinute: config.chat.sendsPerMinute,
+    },
   });
   service.deps.onAnswered = (userId, done) => {
     hub.announce(userId, done);
