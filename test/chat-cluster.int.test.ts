@@ -1,0 +1,120 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenAiLlmProvider } from '../src/providers/llm/openai.js';
+import { createTestApp, type TestApp } from './helpers/app.js';
+import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
+import { OpenAiChatServer } from './helpers/openai-chat-server.js';
+import { ChatClient } from './helpers/ws-client.js';
+
+/**
+ * Two app instances on one PostgreSQL database and one Redis act as one chat service: typing,
+ * message_done, resume and cancel cross between them (DECISIONS 4, issue 10).
+ */
+
+const SLOW = { kind: 'sse', fixture: 'text-with-usage.sse', delayMs: 60 } as const;
+
+describe('two instances, one Redis', () => {
+  const llm = new OpenAiChatServer();
+  let one: TestApp;
+  let two: TestApp;
+  const ports: number[] = [];
+  let user: TestUser;
+  const clients: ChatClient[] = [];
+  const connect = async (instance: 0 | 1) => {
+    const client = await ChatClient.connect(ports[instance] ?? 0, user.access);
+    clients.push(client);
+    return client;
+  };
+  const conversation = async () => {
+    const res = await one.app.inject({
+      method: 'POST',
+      url: '/conversations',
+      headers: bearer(user.access),
+      payload: {},
+    });
+    return dataOf<{ id: string }>(res).id;
+  };
+  const model = () =>
+    new OpenAiLlmProvider({ baseUrl: llm.baseUrl, model: 'gpt-4o-mini', timeoutMs: 5000 });
+
+  beforeAll(async () => {
+    await llm.start();
+    one = await createTestApp({ llm: model() });
+    two = await createTestApp({
+      llm: model(),
+      shared: {
+        databaseUrl: one.deps.config.databaseUrl ?? '',
+        redisPrefix: one.deps.config.redisPrefix,
+      },
+    });
+    for (const t of [one, two]) {
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      ports.push((t.app.server.address() as AddressInfo).port);
+    }
+    user = await createUser(one.app, one.deps);
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await two.close();
+    await one.close();
+    await llm.stop();
+  });
+
+  it('typing on one instance reaches the user’s socket on the other', async () => {
+    const a = await connect(0);
+    const b = await connect(1);
+    const conversationId = await conversation();
+    a.send({ type: 'typing_start', conversation_id: conversationId });
+    expect(await b.next((f) => f.type === 'typing')).toMatchObject({
+      conversation_id: conversationId,
+      active: true,
+    });
+  });
+
+  it('an answer dropped on one instance is resumed on the other', async () => {
+    llm.script(SLOW);
+    const conversationId = await conversation();
+    const a = await connect(0);
+    a.send({ type: 'message_send', conversation_id: conversationId, content: 'Metformin?' });
+    const chunk = await a.next((f) => f.type === 'chunk' && f.index === 2);
+    a.close();
+    const b = await connect(1);
+    b.send({ type: 'message_resume', message_id: chunk.message_id, after_index: 2 });
+    const done = await b.next((f) => f.type === 'message_done');
+    const seen = a.ofType('chunk').filter((c) => Number(c.index) <= 2);
+    const resumed = b.ofType('chunk');
+    expect(resumed[0]?.index).toBe(3);
+    expect([...seen, ...resumed].map((c) => c.delta).join('')).toBe(
+      (done.message as { content: string }).content,
+    );
+  });
+
+  it('a cancel sent to one instance stops the answer generating on the other', async () => {
+    llm.script(SLOW);
+    const conversationId = await conversation();
+    const a = await connect(0);
+    const b = await connect(1);
+    a.send({ type: 'message_send', conversation_id: conversationId, content: 'Metformin?' });
+    const chunk = await a.next((f) => f.type === 'chunk');
+    b.send({ type: 'message_cancel', message_id: chunk.message_id });
+    const doneB = await b.next((f) => f.type === 'message_done');
+    const doneA = await a.next((f) => f.type === 'message_done');
+    expect(doneA.message).toMatchObject({ id: chunk.message_id, interrupted: true });
+    expect(doneB.message).toEqual(doneA.message);
+    // The model's request was aborted, not read to its end.
+    await llm.requests.at(-1)?.closed;
+  });
+
+  it('message_done reaches the user’s sockets on the other instance', async () => {
+    llm.script({ kind: 'sse', fixture: 'text-with-usage.sse' });
+    const conversationId = await conversation();
+    const a = await connect(0);
+    const b = await connect(1);
+    a.send({ type: 'message_send', conversation_id: conversationId, content: 'Metformin?' });
+    const doneA = await a.next((f) => f.type === 'message_done');
+    const doneB = await b.next((f) => f.type === 'message_done');
+    expect(doneB).toEqual(doneA);
+    await a.roundTrip();
+    expect(a.ofType('message_done')).toHaveLength(1);
+  });
+});
