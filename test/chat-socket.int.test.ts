@@ -70,8 +70,18 @@ describe('chat socket', () => {
     return { done, frames: client.frames.slice(from) };
   };
 
+  /** Every log line, at debug level: none may carry a question, an answer or a token. */
+  const logged: string[] = [];
+
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({
+      env: { LOG_LEVEL: 'debug' },
+      logDestination: {
+        write: (line: string) => {
+          logged.push(line);
+        },
+      },
+    });
     const admin = await createUser(t.app, t.deps, { admin: true });
     user = await createUser(t.app, t.deps);
     other = await createUser(t.app, t.deps);
@@ -286,5 +296,23 @@ describe('chat socket', () => {
     mine.send({ type: 'message_resume', message_id: messageId });
     const again: Frame = await mine.next((f) => f.type === 'message_done', 5000, from);
     expect((again.message as Message).id).toBe(messageId);
+  });
+
+  it('logs sockets and turns without their content or tokens', () => {
+    const all = logged.join('');
+    expect(all).toContain('chat socket opened');
+    for (const secret of ['metformin', 'Metformin', 'BMI for 80', '500 mg', user.access]) {
+      expect(all).not.toContain(secret);
+    }
+  });
+
+  it('counts open sockets by endpoint and times first chunks in /metrics', async () => {
+    const a = await connect(user.access, '/api/realtime/ws');
+    const res = await t.app.inject({ method: 'GET', url: '/metrics' });
+    const open = /^ws_connections\{endpoint="\/api\/realtime\/ws"\} (\d+)$/m.exec(res.body);
+    expect(Number(open?.[1])).toBeGreaterThanOrEqual(1);
+    const timed = /^chat_first_chunk_seconds_count (\d+)$/m.exec(res.body);
+    expect(Number(timed?.[1])).toBeGreaterThan(0);
+    a.close();
   });
 });

@@ -164,7 +164,14 @@ export class SocketHub {
     }
     entry.sockets.add(conn);
     this.deps.metrics.wsConnections.inc({ endpoint });
-    ws.on('close', () => {
+    const opened = Date.now();
+    // Ids, endpoint and close code only: never the URL (it holds the token) nor any frame.
+    this.log.info({ connectionId: conn.id, userId: user.id, endpoint }, 'chat socket opened');
+    ws.on('close', (code: number) => {
+      this.log.info(
+        { connectionId: conn.id, userId: user.id, endpoint, code, ms: Date.now() - opened },
+        'chat socket closed',
+      );
       conn.dispose();
       entry.sockets.delete(conn);
       this.deps.metrics.wsConnections.dec({ endpoint });
