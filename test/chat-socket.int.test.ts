@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
 import { uploadNew, waitForJob } from './helpers/knowledge.js';
@@ -90,8 +90,13 @@ describe('chat socket', () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as AddressInfo).port;
   });
+  afterEach(async () => {
+    // Each test's sockets close, so none counts against the next test's per-user limit.
+    const open = clients.splice(0);
+    for (const c of open) c.close();
+    await Promise.all(open.map((c) => c.closed));
+  });
   afterAll(async () => {
-    for (const c of clients) c.close();
     await t.close();
   });
 
