@@ -94,6 +94,11 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   const { knowledge, search } = deps.knowledge;
   await knowledgeRoutes(app, { knowledge, search, files: deps.files });
 
+  // Sockets are not requests: the server would wait for them to end. They are told to go (1001)
+  // before it closes; the answers they asked for run on (see Chat.close).
+  app.addHook('preClose', async () => {
+    await deps.chat.hub.close();
+  });
   // The chat sockets take their upgrades before Fastify sees them; any other upgrade is refused.
   app.server.on('upgrade', (req, socket, head) => {
     if (!deps.chat.upgrade(req, socket, head)) {

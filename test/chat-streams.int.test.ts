@@ -137,6 +137,43 @@ describe.each(['postgres', 'pglite'] as const)('answers outlive sockets (%s)', (
   }, 20_000);
 });
 
+describe('shutdown', () => {
+  it('sockets are told to go (1001); an answer still running is stored before the process ends', async () => {
+    const llm = new OpenAiChatServer();
+    await llm.start();
+    const t = await createTestApp({
+      backend: 'pglite',
+      llm: new OpenAiLlmProvider({ baseUrl: llm.baseUrl, model: 'gpt-4o-mini', timeoutMs: 2000 }),
+      env: { SHUTDOWN_TIMEOUT_MS: '2000' },
+    });
+    try {
+      const user = await createUser(t.app, t.deps);
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (t.app.server.address() as AddressInfo).port;
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/conversations',
+        headers: bearer(user.access),
+        payload: {},
+      });
+      const conversationId = dataOf<{ id: string }>(res).id;
+      // Far slower than the deadline: the answer is cancelled and stored as interrupted.
+      llm.script({ kind: 'sse', fixture: 'text-with-usage.sse', delayMs: 400 });
+      const client = await ChatClient.connect(port, user.access);
+      client.send({ type: 'message_send', conversation_id: conversationId, content: 'Metformin?' });
+      const chunk = await client.next((f) => f.type === 'chunk');
+      await t.app.close();
+      expect((await client.closed).code).toBe(1001);
+      await t.deps.chat.close(2000);
+      const answer = await t.deps.messages.findOwned(user.id, String(chunk.message_id));
+      expect(answer).toMatchObject({ role: 'assistant', interrupted: true });
+    } finally {
+      await t.close();
+      await llm.stop();
+    }
+  });
+});
+
 describe('socket limits', () => {
   const llm = new OpenAiChatServer();
   let t: TestApp;

@@ -131,16 +131,22 @@ export class SocketHub {
     return n;
   }
 
-  async close(): Promise<void> {
+  /** Tells every socket to go (1001) and waits for them to close, at most `graceMs`. */
+  async close(graceMs = 2000): Promise<void> {
     clearInterval(this.sweeper);
+    const closing: Promise<void>[] = [];
     for (const entry of this.byUser.values()) {
-      for (const conn of entry.sockets) conn.close(CLOSE.goingAway, 'Server shutting down');
+      for (const conn of entry.sockets) {
+        closing.push(new Promise((resolve) => conn.ws.once('close', () => { resolve(); })));
+        conn.close(CLOSE.goingAway, 'Server shutting down');
+      }
     }
-    await new Promise<void>((resolve) => {
-      this.wss.close(() => {
-        resolve();
-      });
-    });
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.race([Promise.all(closing), grace]);
+    for (const entry of this.byUser.values()) {
+      for (const conn of entry.sockets) conn.ws.terminate();
+    }
+    this.wss.close();
   }
 
   private async accept(ws: WebSocket, token: string, endpoint: string): Promise<void> {

@@ -118,12 +118,16 @@ export class ChatService {
     return this.deps.streams.follow(messageId, 0, onFrame);
   }
 
-  /** Stops every answer running here (shutdown); each is stored as interrupted. */
+  /**
+   * Shutdown: answers running here get half of `timeoutMs` to finish; the rest are cancelled and
+   * stored as interrupted within the other half.
+   */
   async close(timeoutMs: number): Promise<void> {
     const all = [...this.running.values()];
+    const settled = Promise.allSettled(all.map((r) => r.done));
+    if (await within(settled, timeoutMs / 2)) return;
     for (const r of all) r.controller.abort();
-    const timeout = new Promise((resolve) => setTimeout(resolve, timeoutMs).unref());
-    await Promise.race([Promise.allSettled(all.map((r) => r.done)), timeout]);
+    await within(settled, timeoutMs / 2);
   }
 
   private async earlierTurn(question: StoredMessage): Promise<SendOutcome | undefined> {
@@ -277,6 +281,19 @@ export class ChatService {
       return [];
     }
   }
+}
+
+/** Whether `work` settled within `ms`. */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(false);
+    }, ms);
+  });
+  const done = await Promise.race([work.then(() => true), timeout]);
+  clearTimeout(timer);
+  return done;
 }
 
 const answerNotFound = () => new AppError('NOT_FOUND', 'Message not found');

@@ -95,6 +95,7 @@ export function createChat(w: ChatWiring): Chat {
     },
     async close(timeoutMs) {
       await hub.close();
+      // Running answers may finish (and be stored) within the deadline, else stop as interrupted.
       await service.close(timeoutMs);
       await pubsub.close();
     },
