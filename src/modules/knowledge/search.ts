@@ -20,6 +20,8 @@ export interface SearchResult {
   page: number | null;
   heading: string | null;
   snippet: string;
+  /** The chunk's whole text (what a model answers from; the HTTP search answers the snippet). */
+  text: string;
   /** Fused rank score, 0..1: 1 is first in both the lexical and the dense ranking. */
   score: number;
   lexicalRank: number | null;
@@ -154,14 +156,14 @@ export class SearchService {
     return hits.map((h) => h.id);
   }
 
-  /** The live chunks among `ids`, with their document and a snippet around the query terms. */
+  /** The live chunks among `ids`, with their document, text and a snippet around the query terms. */
   private async passages(ids: readonly string[], query: string) {
     if (ids.length === 0)
       return new Map<string, Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>>();
     const rows = await queryRows<Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>>(
       this.db,
       sql`select c.id as "chunkId", c.document_id as "documentId", c.doc_key as "docKey",
-          d.title, c.version, c.page, c.heading,
+          d.title, c.version, c.page, c.heading, c.text,
           coalesce(ts_headline('english', c.text,
             nullif(replace(plainto_tsquery('english', ${query})::text, '&', '|'), '')::tsquery,
             'StartSel="",StopSel="",MaxWords=45,MinWords=20,MaxFragments=1'), left(c.text, 300)) as snippet
