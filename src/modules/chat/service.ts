@@ -181,6 +181,7 @@ export class ChatService {
     signal: AbortSignal,
   ): Promise<void> {
     const { streams, messages, conversations, metrics, llm } = this.deps;
+    const startedAt = performance.now();
     let seq = 0;
     const emit = (frame: AnswerFrame) => {
       streams.append(messageId, ++seq, frame);
@@ -201,6 +202,7 @@ export class ChatService {
         passages,
         tools: [knowledgeSearchTool(this.deps.search, passages), ...this.deps.tools],
         signal,
+        startedAt,
         emit,
       },
       this.limits.turn,

@@ -31,6 +31,8 @@ export interface TurnInput {
   passages: Passage[];
   tools: Tool[];
   signal: AbortSignal;
+  /** `performance.now()` when the turn began (the question arrived), for `firstChunkMs`. */
+  startedAt?: number;
   /** Sends a frame of this answer (in order). */
   emit(frame: AnswerFrame): void;
 }
@@ -42,7 +44,7 @@ export interface TurnOutcome {
   /** Cancelled, or ended by a provider failure: the answer stops where it was. */
   interrupted: boolean;
   error: ProviderError | undefined;
-  /** Milliseconds from the start to the first chunk, if one went out. */
+  /** Milliseconds from `startedAt` to the first chunk, if one went out. */
   firstChunkMs: number | undefined;
 }
 
@@ -56,7 +58,7 @@ export async function runTurn(
   input: TurnInput,
   limits: TurnLimits = TURN_LIMITS,
 ): Promise<TurnOutcome> {
-  const started = performance.now();
+  const started = input.startedAt ?? performance.now();
   const markers = new CitationMarkers(() => input.passages);
   const toolCalls: ToolCallDto[] = [];
   const messages = [...input.history];
