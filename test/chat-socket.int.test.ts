@@ -320,4 +320,48 @@ describe('chat socket', () => {
     expect(Number(timed?.[1])).toBeGreaterThan(0);
     a.close();
   });
+
+  it('a branch forked from a chat answer is chatted on with its own thread', async () => {
+    const conversationId = await conversation(user, 'Forked');
+    const client = await connect();
+    const first = await ask(client, conversationId, 'What dose should metformin start at?');
+    const answerId = (first.done.message as Message).id;
+    await ask(client, conversationId, 'And the blood pressure target?');
+    const fork = await t.app.inject({
+      method: 'POST',
+      url: `/conversations/${conversationId}/branches`,
+      headers: bearer(user.access),
+      payload: { parent_message_id: answerId },
+    });
+    expect(fork.statusCode, fork.body).toBe(201);
+    const branchId = dataOf<{ id: string }>(fork).id;
+    const onBranch = await ask(client, conversationId, 'When should metformin not be started?', {
+      branch_id: branchId,
+    });
+    const question = onBranch.done.user_message as Message & {
+      branchId: string;
+      parentMessageId: string;
+    };
+    expect(question).toMatchObject({ branchId, parentMessageId: answerId });
+    expect((onBranch.done.message as Message).content).toContain('eGFR');
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/conversations/${conversationId}/messages?branch_id=${branchId}`,
+      headers: bearer(user.access),
+    });
+    // The fork's thread: the first turn, then the branch's own turn; not the main branch's second.
+    expect(dataOf<{ items: Message[] }>(res).items.map((m) => m.content.slice(0, 20))).toEqual([
+      'What dose should met',
+      (first.done.message as Message).content.slice(0, 20),
+      'When should metformi',
+      (onBranch.done.message as Message).content.slice(0, 20),
+    ]);
+    client.send({
+      type: 'message_send',
+      conversation_id: conversationId,
+      content: 'x',
+      branch_id: 'nope',
+    });
+    expect(await client.next((f) => f.type === 'error')).toMatchObject({ code: 'NOT_FOUND' });
+  });
 });

@@ -105,6 +105,27 @@ describe.each(['postgres', 'pglite'] as const)('answers outlive sockets (%s)', (
     expect(replayed.map((c) => c.delta).join('')).toBe((done.message as Message).content);
   });
 
+  it('resending a client_message_id while its answer runs follows that answer, starting nothing', async () => {
+    llm.script(SLOW);
+    const conversationId = await conversation();
+    const a = await connect();
+    const send = {
+      type: 'message_send',
+      conversation_id: conversationId,
+      content: 'Metformin?',
+      client_message_id: 'tab-7',
+    };
+    a.send(send);
+    const first = await a.next((f) => f.type === 'chunk');
+    a.close();
+    const b = await connect();
+    b.send(send);
+    const done = await b.next((f) => f.type === 'message_done');
+    expect((done.message as Message).id).toBe(first.message_id);
+    expect(llm.requests).toHaveLength(1);
+    expect(await stored(conversationId)).toHaveLength(2);
+  });
+
   it('message_cancel stops the answer; the part so far is stored as interrupted', async () => {
     llm.script(SLOW);
     const conversationId = await conversation();
