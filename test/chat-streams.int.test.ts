@@ -126,6 +126,48 @@ describe.each(['postgres', 'pglite'] as const)('answers outlive sockets (%s)', (
     expect(await stored(conversationId)).toHaveLength(2);
   });
 
+  it('runs the tools the model asks for, feeds their results back, and stores the records', async () => {
+    const TOOLS = { kind: 'sse', fixture: 'tool-calls-parallel.sse' } as const;
+    llm.script(TOOLS, { kind: 'sse', fixture: 'text-with-usage.sse' });
+    const conversationId = await conversation();
+    const a = await connect();
+    a.send({ type: 'message_send', conversation_id: conversationId, content: 'Metformin?' });
+    const done = await a.next((f) => f.type === 'message_done');
+    const results = a.ofType('tool_result').map((f) => f.call as Record<string, unknown>);
+    expect(a.ofType('tool_call')).toHaveLength(2);
+    expect(results.map((c) => c.name)).toEqual([
+      'search_knowledge_base',
+      'get_patient_medications',
+    ]);
+    expect(results[0]).toMatchObject({
+      arguments: { query: 'metformin renal impairment' },
+      error: null,
+    });
+    expect(results[1]).toMatchObject({ result: null, error: { code: 'TOOL_ERROR' } });
+    expect((done.message as { toolCalls: unknown[] }).toolCalls).toEqual(results);
+    // The second request carries the assistant's calls and one tool message per call.
+    const second = llm.requests[1]?.body.messages as { role: string; tool_call_id?: string }[];
+    expect(second.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(
+      results.map((c) => c.id),
+    );
+  });
+
+  it('stops offering tools after five rounds', async () => {
+    const TOOLS = { kind: 'sse', fixture: 'tool-calls-parallel.sse' } as const;
+    llm.script(TOOLS, TOOLS, TOOLS, TOOLS, TOOLS, TOOLS, {
+      kind: 'sse',
+      fixture: 'text-with-usage.sse',
+    });
+    const conversationId = await conversation();
+    const a = await connect();
+    a.send({ type: 'message_send', conversation_id: conversationId, content: 'Metformin?' });
+    const done = await a.next((f) => f.type === 'message_done');
+    expect(llm.requests).toHaveLength(6);
+    expect(llm.requests.slice(0, 5).every((r) => Array.isArray(r.body.tools))).toBe(true);
+    expect(llm.requests[5]?.body.tools).toBeUndefined();
+    expect((done.message as { toolCalls: unknown[] }).toolCalls).toHaveLength(10);
+  });
+
   it('message_cancel stops the answer; the part so far is stored as interrupted', async () => {
     llm.script(SLOW);
     const conversationId = await conversation();
