@@ -81,7 +81,9 @@ describe.each(['postgres', 'pglite'] as const)('answers outlive sockets (%s)', (
     const done = await b.next((f) => f.type === 'message_done');
     const resumed = chunks(b.frames, messageId);
     expect(resumed[0]?.index).toBe(2);
-    resumed.forEach((c, i) => expect(c.index).toBe(i + 2));
+    resumed.forEach((c, i) => {
+      expect(c.index).toBe(i + 2);
+    });
     const first = chunks(a.frames, messageId).filter((c) => Number(c.index) <= 1);
     const text = [...first, ...resumed].map((c) => c.delta).join('');
     const message = done.message as Message;
