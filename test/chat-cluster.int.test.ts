@@ -117,4 +117,27 @@ describe('two instances, one Redis', () => {
     await a.roundTrip();
     expect(a.ofType('message_done')).toHaveLength(1);
   });
+
+  it('keeps a finished answer in a Redis Stream for 10 minutes, one entry per frame', async () => {
+    llm.script({ kind: 'sse', fixture: 'text-with-usage.sse' });
+    const conversationId = await conversation();
+    const a = await connect(0);
+    a.send({ type: 'message_send', conversation_id: conversationId, content: 'Metformin?' });
+    const done = await a.next((f) => f.type === 'message_done');
+    const id = (done.message as { id: string }).id;
+    const redis = one.deps.redis;
+    if (redis === undefined) throw new Error('the cluster test needs Redis');
+    // end() runs after message_done goes out.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const entries = await redis.xrange(`chat:answer:${id}`, '-', '+');
+    const frames = a.frames.filter((f) => f.message_id === id || f.type === 'message_done');
+    expect(entries.map(([entryId]) => entryId)).toEqual(
+      frames.map((_f, i) => `0-${String(i + 1)}`),
+    );
+    for (const key of [`chat:answer:${id}`, `chat:answer:${id}:info`]) {
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(9 * 60_000);
+      expect(ttl).toBeLessThanOrEqual(10 * 60_000);
+    }
+  });
 });
