@@ -172,6 +172,10 @@ export function redisAnswerStreams(
   const warn = (err: unknown) => {
     log.warn({ err }, 'answer stream write failed; replay of this answer may be incomplete');
   };
+  const info = async (messageId: string) => {
+    const raw = await redis.get(infoKey(messageId));
+    return raw === null ? undefined : (JSON.parse(raw) as AnswerInfo);
+  };
   return {
     async open(info) {
       await redis
@@ -197,19 +201,16 @@ export function redisAnswerStreams(
     },
     end(messageId) {
       void (async () => {
-        const info = await this.info(messageId);
+        const owner = await info(messageId);
         const tx = redis
           .multi()
           .pexpire(key(messageId), limits.keepAfterEndMs)
           .pexpire(infoKey(messageId), limits.keepAfterEndMs);
-        if (info !== undefined) tx.del(forKey(info.userMessageId));
+        if (owner !== undefined) tx.del(forKey(owner.userMessageId));
         await tx.exec();
       })().catch(warn);
     },
-    async info(messageId) {
-      const raw = await redis.get(infoKey(messageId));
-      return raw === null ? undefined : (JSON.parse(raw) as AnswerInfo);
-    },
+    info,
     async answerTo(userMessageId) {
       return (await redis.get(forKey(userMessageId))) ?? undefined;
     },
