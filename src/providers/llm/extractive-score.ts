@@ -1,0 +1,150 @@
+import type { Passage } from './types.js';
+import {
+  acronymsSpelled,
+  groupIn,
+  questionGroups,
+  sentenceKey,
+  sentencesIn,
+  termsOf,
+  type TermGroup,
+} from './extractive-text.js';
+
+/**
+ * Scoring the passages' sentences against a question. A sentence's score is the share of the
+ * question's term weight it holds (words found only next to it, in the sentences around it or in
+ * its passage's heading and title, count in part), blended with its passage's retrieval score.
+ * A question word weighs by its inverse document frequency over the passages' sentences, raised
+ * to a power (1: plain idf; 0, chosen on dev: all alike, since over a handful of passages on one
+ * topic idf makes an incidental word such as "count" outweigh the topic itself). A word that no
+ * sentence holds at all weighs more (a number excepted): it is most often the very subject of a
+ * question the knowledge base does not cover.
+ *
+ * Last, the score is scaled by the retrieval's focus: the share of the passages that come from the
+ * sentence's document. When the knowledge base covers a question, retrieval converges on the
+ * document that treats it; when it does not, the hits scatter over documents that merely share a
+ * word or two with it ("first-line", "vaccine"). This assumes documents of several chunks each, as
+ * guidelines are, and a turn retrieving several passages (eval/answers.ts measures with 8).
+ */
+
+export interface ScoreTuning {
+  /** Weight of the passage's retrieval score in a sentence's score (the rest: term coverage). */
+  retrievalWeight: number;
+  /** Credit for a question word found next to a sentence (neighbours, heading, title). */
+  contextWeight: number;
+  /** Exponent of the idf weights: 0 weighs all question words alike. */
+  idfPower: number;
+  /** Factor on the weight of a question word that no sentence holds. */
+  absentWeight: number;
+  /** How much the share of passages from the sentence's own document counts (see `focusOf`). */
+  focusWeight: number;
+}
+
+/** A sentence of a passage, scored. */
+export interface Quote {
+  text: string;
+  passage: Passage;
+  /** Position of the sentence in its passage. */
+  index: number;
+  /** 0..1: what sentences are ranked by and the refusal threshold is compared with. */
+  score: number;
+}
+
+interface Candidate {
+  text: string;
+  passage: Passage;
+  index: number;
+  key: string;
+  words: ReadonlySet<string>;
+  terms: ReadonlySet<string>;
+  /** The terms of its neighbours and of its passage's heading and title. */
+  near: ReadonlySet<string>;
+}
+
+/**
+ * The same sentence from two overlapping chunks, or one cut differently: one contains the other,
+ * or they share nine words in ten.
+ */
+function nearDuplicate(c: Candidate, key: string, words: ReadonlySet<string>): boolean {
+  if (c.key.includes(key) || key.includes(c.key)) return true;
+  let shared = 0;
+  for (const w of words) if (c.words.has(w)) shared += 1;
+  return shared / (c.words.size + words.size - shared) >= 0.9;
+}
+
+/** A text's terms, with the question's acronyms it spells out. */
+function termsWith(text: string, acronyms: readonly string[]): Set<string> {
+  const terms = termsOf(text);
+  for (const a of acronymsSpelled(text, acronyms)) terms.add(a);
+  return terms;
+}
+
+/**
+ * The sentences of all passages, best-ranked passage first, near-duplicates dropped; `acronyms`
+ * (of the question) count as terms of the sentences that spell them out.
+ */
+function candidates(passages: readonly Passage[], acronyms: readonly string[]): Candidate[] {
+  const ranked = [...passages].sort((a, b) => b.score - a.score || a.n - b.n);
+  const kept: Candidate[] = [];
+  for (const passage of ranked) {
+    const texts = sentencesIn(passage.text);
+    const terms = texts.map((t) => termsWith(t, acronyms));
+    const label = termsWith(`${passage.title}. ${passage.heading ?? ''}`, acronyms);
+    texts.forEach((text, index) => {
+      const key = sentenceKey(text);
+      const words = new Set(key.split(' '));
+      if (kept.some((c) => nearDuplicate(c, key, words))) return;
+      const near = new Set([...label, ...(terms[index - 1] ?? []), ...(terms[index + 1] ?? [])]);
+      kept.push({ text, passage, index, key, words, terms: terms[index] ?? new Set(), near });
+    });
+  }
+  return kept;
+}
+
+/** Each question word's weight (see the module comment). */
+function weights(groups: readonly TermGroup[], all: readonly Candidate[], tuning: ScoreTuning) {
+  const n = all.length;
+  return groups.map((g) => {
+    const df = all.filter((c) => groupIn(c.terms, g)).length;
+    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5)) ** tuning.idfPower;
+    return df === 0 && !g.value ? idf * tuning.absentWeight : idf;
+  });
+}
+
+/** Per document: 1 - weight + weight x the share of the passages that come from it. */
+function focusOf(passages: readonly Passage[], weight: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const p of passages) counts.set(p.documentId, (counts.get(p.documentId) ?? 0) + 1);
+  const factor = new Map<string, number>();
+  for (const [id, count] of counts) factor.set(id, 1 - weight + (weight * count) / passages.length);
+  return factor;
+}
+
+/** Every sentence of the passages, scored; 0 for one holding no question word itself. */
+export function scoreSentences(
+  question: string,
+  passages: readonly Passage[],
+  tuning: ScoreTuning,
+): Quote[] {
+  const groups = questionGroups(question);
+  if (groups.length === 0) return [];
+  const all = candidates(
+    passages,
+    groups.flatMap((g) => (g.acronym === undefined ? [] : [g.acronym])),
+  );
+  const w = weights(groups, all, tuning);
+  const total = w.reduce((a, b) => a + b, 0);
+  const focus = focusOf(passages, tuning.focusWeight);
+  return all.map((c) => {
+    let own = 0;
+    let near = 0;
+    groups.forEach((g, i) => {
+      if (groupIn(c.terms, g)) own += w[i] ?? 0;
+      else if (groupIn(c.near, g)) near += w[i] ?? 0;
+    });
+    const coverage = (own + tuning.contextWeight * near) / total;
+    const r = tuning.retrievalWeight;
+    const blended = (1 - r) * coverage + r * c.passage.score;
+    const score = own === 0 ? 0 : blended * (focus.get(c.passage.documentId) ?? 1);
+    return { text: c.text, passage: c.passage, index: c.index, score };
+  });
+}

@@ -1,0 +1,189 @@
+import { abbreviationsIn, expandAbbreviations } from '../../modules/knowledge/abbreviations.js';
+import { sentencesOf } from '../../modules/knowledge/sentences.js';
+import { SYNONYMS } from '../embeddings/lexicon.js';
+import { expansions, STOPWORDS, stem, tokenize } from '../embeddings/text.js';
+
+/**
+ * Text analysis for the extractive model: a question becomes groups of alternative terms (a word,
+ * its abbreviation's expansion, its lay phrase's clinical term), a passage becomes sentences with
+ * their term sets. Words are folded, tokenised and stemmed as the hashed embedder does it
+ * (src/providers/embeddings/text.ts), so "hypertensive" meets "hypertension".
+ */
+
+/** One alternative for a question word: matched when most of its stems are present. */
+export type Alternative = readonly string[];
+
+/** A question word with its alternatives; it counts once however many of them a sentence has. */
+export interface TermGroup {
+  word: string;
+  alternatives: readonly Alternative[];
+  /** Written in capitals and not in the abbreviation list ("IVC"): maybe spelled out in a passage. */
+  acronym?: string;
+  /** A number ("62"): a value the question gives, not what it is about. */
+  value: boolean;
+}
+
+/**
+ * Words that make a question a question but say nothing of its topic: who asks about whom
+ * ("patient", "someone"), how ("quickly", "much": guidelines state a time or an amount, not the
+ * question's word) and asking for a recommendation ("best", "first choice", "appropriate"), which
+ * guidelines write as "offer" or "consider". Chosen on the dev questions (eval/answers.ts).
+ */
+const QUESTION_FILLER: ReadonlySet<string> = new Set(
+  (
+    'patient patients pt pts person someone people need needs ok okay ' +
+    'quick quickly fast much many make makes done give gives given ' +
+    'choice best appropriate option options recommended ideal'
+  ).split(' '),
+);
+
+// Words as written, with inner hyphens, slashes and ampersands (as abbreviations.ts reads them).
+const WORD = /[\p{L}\p{N}]+(?:[-/&][\p{L}\p{N}]+)*/gu;
+
+const isContent = (token: string) =>
+  !STOPWORDS.has(token) && (token.length > 1 || /\d/.test(token));
+
+/** The stems of a phrase's content words. */
+function stems(text: string): string[] {
+  return tokenize(text).filter(isContent).map(stem);
+}
+
+/** The lexicon's phrases found in `tokens`, with the positions they cover. */
+function layPhrases(tokens: readonly string[]) {
+  const found: { start: number; end: number; expansion: string }[] = [];
+  for (const [phrase, expansion] of Object.entries(SYNONYMS)) {
+    const words = phrase.split(' ');
+    for (let start = 0; start + words.length <= tokens.length; start += 1) {
+      if (words.every((w, i) => tokens[start + i] === w)) {
+        found.push({ start, end: start + words.length, expansion });
+      }
+    }
+  }
+  return found;
+}
+
+interface WrittenWord {
+  written: string;
+  tokens: string[];
+  /** Position of its first token among the question's tokens. */
+  from: number;
+  abbreviations: readonly string[];
+}
+
+/** The question's words as written, with their tokens and their abbreviations' expansions. */
+function writtenWords(question: string): { written: WrittenWord[]; tokens: string[] } {
+  const expanded = new Map<string, readonly string[]>();
+  for (const match of abbreviationsIn(question)) {
+    expanded.set(match.abbreviation.toLowerCase(), match.expansions);
+  }
+  const tokens: string[] = [];
+  const written: WrittenWord[] = [];
+  for (const [word] of question.matchAll(WORD)) {
+    const own = tokenize(word);
+    const abbreviations = expanded.get(word.toLowerCase()) ?? [];
+    written.push({ written: word, tokens: own, from: tokens.length, abbreviations });
+    tokens.push(...own);
+  }
+  return { written, tokens };
+}
+
+/**
+ * The question's term groups, one per written content word ("first-line" is one): its stems, its
+ * abbreviation's expansions ("AF": atrial fibrillation) and the clinical terms of a lay phrase
+ * it is part of ("blood thinner": anticoagulant). Filler words and repeated words are dropped.
+ */
+export function questionGroups(question: string): TermGroup[] {
+  const { written, tokens } = writtenWords(question);
+  const lay = layPhrases(tokens);
+  const groups = new Map<string, TermGroup>();
+  for (const w of written) {
+    const content = w.tokens.filter((t) => isContent(t) && !QUESTION_FILLER.has(t)).map(stem);
+    if (content.length === 0) continue;
+    const to = w.from + w.tokens.length;
+    const phrases = lay.filter((p) => p.start < to && w.from < p.end).map((p) => p.expansion);
+    const others = [...w.abbreviations, ...phrases].map(stems).filter((a) => a.length > 0);
+    const word = content.join(' ');
+    const previous = groups.get(word);
+    const acronym = ACRONYM.test(w.written) && w.abbreviations.length === 0 ? word : undefined;
+    groups.set(word, {
+      word,
+      alternatives: [...(previous?.alternatives ?? [content]), ...others],
+      ...(acronym === undefined ? {} : { acronym }),
+      value: content.every((c) => /^\d+$/.test(c)),
+    });
+  }
+  return [...groups.values()];
+}
+
+// Three to six capitals: "IVC", "PERC" (not "COVID-19" or "HbA1c"; two letters spell too much).
+const ACRONYM = /^[A-Z]{3,6}$/;
+
+/**
+ * The acronyms a text spells out: "inferior vena cava" spells "ivc". Content words only, in a
+ * row, by their first letters.
+ */
+export function acronymsSpelled(text: string, acronyms: readonly string[]): string[] {
+  if (acronyms.length === 0) return [];
+  const initials = tokenize(text)
+    .filter(isContent)
+    .map((t) => t[0] ?? '')
+    .join('');
+  return acronyms.filter((a) => initials.includes(a));
+}
+
+/**
+ * The stems a sentence (or a heading) holds: its own words, the expansions of its abbreviations
+ * and the clinical terms of its lay phrases.
+ */
+export function termsOf(text: string): Set<string> {
+  const tokens = tokenize(expandAbbreviations(text));
+  const all = [...tokens, ...expansions(tokens).flat()];
+  return new Set(all.filter(isContent).map(stem));
+}
+
+/**
+ * Whether `terms` holds a question stem: the same stem, or one the light stemmer left a few
+ * letters longer or shorter ("sex" and "sexual", "diabetic" and "diabetes"): up to three.
+ */
+function has(terms: ReadonlySet<string>, word: string): boolean {
+  if (terms.has(word)) return true;
+  if (word.length < 3 || /\d/.test(word)) return false;
+  for (const t of terms) {
+    const [short, long] = t.length < word.length ? [t, word] : [word, t];
+    if (short.length >= 3 && long.length - short.length <= 3 && long.startsWith(short)) return true;
+  }
+  return false;
+}
+
+/** Whether `terms` holds the alternative: all its stems, or three in four of a long one. */
+export function holds(terms: ReadonlySet<string>, alternative: Alternative): boolean {
+  const present = alternative.filter((s) => has(terms, s)).length;
+  return present >= Math.ceil(alternative.length * 0.75);
+}
+
+export function groupIn(terms: ReadonlySet<string>, group: TermGroup): boolean {
+  return group.alternatives.some((a) => holds(terms, a));
+}
+
+/** Long enough to be a statement rather than a label ("Statins:"). */
+const MIN_SENTENCE_CHARS = 20;
+
+/**
+ * A passage's sentences, split by the project's sentence splitter (the one the chunker used, so
+ * a chunk splits back into the sentences it was made of), each verbatim in `text`.
+ */
+export function sentencesIn(text: string): string[] {
+  const sentences: string[] = [];
+  for (const paragraph of text.split(/\n\s*\n/)) {
+    const page = { page: null, text: paragraph };
+    for (const s of sentencesOf(page, 0, paragraph.length, Number.MAX_SAFE_INTEGER)) {
+      if (s.text.length >= MIN_SENTENCE_CHARS && text.includes(s.text)) sentences.push(s.text);
+    }
+  }
+  return sentences;
+}
+
+/** A comparison key: lower case, words only. */
+export function sentenceKey(text: string): string {
+  return tokenize(text).join(' ');
+}

@@ -1,0 +1,277 @@
+import { describe, expect, it } from 'vitest';
+import { deltas, ExtractiveProvider, NO_ANSWER, type CalculatorText } from './extractive.js';
+import type { LlmEvent, LlmMessage, LlmRequest, Passage } from './types.js';
+
+const calculator: CalculatorText = {
+  parseCalculatorRequest: (text) =>
+    /^BMI for (\d+) kg and ([\d.]+) m$/.exec(text) === null ? null : { calculator: 'bmi' },
+  describeCalculation: (result) => `The BMI is ${String(result.value)} kg/m².`,
+};
+
+const CALCULATOR_TOOL = {
+  name: 'medical_calculator',
+  description: 'Clinical calculators',
+  parameters: { type: 'object' },
+};
+
+function passage(n: number, text: string, extra: Partial<Passage> = {}): Passage {
+  return {
+    n,
+    chunkId: `00000000-0000-4000-8000-00000000000${n}`,
+    documentId: '00000000-0000-4000-8000-000000000100',
+    docKey: 'hypertension',
+    title: 'Hypertension in Adults',
+    version: 1,
+    page: null,
+    heading: null,
+    text,
+    score: 1 - n / 10,
+    ...extra,
+  };
+}
+
+const LIFESTYLE = passage(
+  1,
+  'Lifestyle changes lower blood pressure by amounts comparable to a single drug. ' +
+    'Ask people to cut down on salt, aiming for less than 6 g of salt per day. ' +
+    'Encourage regular aerobic exercise, at least 150 minutes a week of moderate activity.',
+  { heading: 'Lifestyle measures' },
+);
+const TARGETS = passage(
+  2,
+  'For adults under 80, aim for a clinic blood pressure below 140/90 mmHg. ' +
+    'For adults aged 80 and over, aim for a clinic blood pressure below 150/90 mmHg.',
+  { heading: 'Blood pressure targets' },
+);
+// Overlaps TARGETS: the chunker repeats the last sentences of a chunk at the start of the next.
+const TARGETS_OVERLAP = passage(
+  3,
+  'For adults aged 80 and over, aim for a clinic blood pressure below 150/90 mmHg. ' +
+    'Use clinical judgement in people with frailty, in whom falls can outweigh the benefit.',
+  { heading: 'Blood pressure targets' },
+);
+
+function request(messages: LlmMessage[], passages: Passage[] = [], tools = [CALCULATOR_TOOL]) {
+  return { messages, passages, tools } satisfies LlmRequest;
+}
+
+const ask = (question: string, passages: Passage[]) =>
+  request([{ role: 'user', content: question }], passages);
+
+async function collect(provider: ExtractiveProvider, req: LlmRequest, signal?: AbortSignal) {
+  const events: LlmEvent[] = [];
+  const options = { signal: signal ?? new AbortController().signal };
+  for await (const event of provider.stream(req, options)) events.push(event);
+  return events;
+}
+
+const textOf = (events: LlmEvent[]) =>
+  events.map((e) => (e.type === 'text_delta' ? e.text : '')).join('');
+
+/** Each quoted sentence with the passage number of the marker after it. */
+const citations = (answer: string) =>
+  [...answer.matchAll(/\s*(.+?)\s\[(\d+)\](?=\s|$)/g)].map((m) => ({
+    sentence: m[1] ?? '',
+    n: Number(m[2]),
+  }));
+
+describe('ExtractiveProvider: answers from passages', () => {
+  const provider = new ExtractiveProvider({ calculator });
+
+  it('quotes the sentence that answers the question, not the first one', async () => {
+    const events = await collect(
+      provider,
+      ask('How much salt per day should someone with hypertension eat?', [LIFESTYLE, TARGETS]),
+    );
+    const answer = textOf(events);
+    expect(answer).toContain('aiming for less than 6 g of salt per day. [1]');
+    expect(answer).not.toContain('Lifestyle changes lower blood pressure');
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+  });
+
+  it('follows each sentence with the number of the passage that contains it', async () => {
+    const answer = textOf(
+      await collect(provider, ask('What BP target for people over 80?', [LIFESTYLE, TARGETS])),
+    );
+    const cited = citations(answer);
+    expect(cited.length).toBeGreaterThan(0);
+    for (const { sentence, n } of cited) {
+      const source = [LIFESTYLE, TARGETS].find((p) => p.n === n);
+      expect(source?.text).toContain(sentence);
+    }
+    expect(answer).toContain('below 150/90 mmHg. [2]');
+  });
+
+  it('quotes a sentence found in two overlapping passages once', async () => {
+    const answer = textOf(
+      await collect(
+        provider,
+        ask('Blood pressure target for adults aged 80 and over?', [TARGETS, TARGETS_OVERLAP]),
+      ),
+    );
+    expect(answer.split('below 150/90 mmHg').length - 1).toBe(1);
+  });
+
+  it('says it found nothing, without a marker, when no passage answers', async () => {
+    const events = await collect(
+      provider,
+      ask('What is the first-line treatment for a migraine?', [LIFESTYLE, TARGETS]),
+    );
+    expect(textOf(events)).toBe(NO_ANSWER);
+    expect(textOf(events)).not.toMatch(/\[\d+\]/);
+    expect(events.filter((e) => e.type === 'tool_call')).toEqual([]);
+  });
+
+  it('refuses with no passages at all', async () => {
+    expect(textOf(await collect(provider, ask('What is the BP target?', [])))).toBe(NO_ANSWER);
+  });
+
+  it('streams in several deltas, then word counts, then done; the same every time', async () => {
+    const req = ask('How much salt per day should someone with hypertension eat?', [LIFESTYLE]);
+    const events = await collect(provider, req);
+    const types = events.map((e) => e.type);
+    expect(types.filter((t) => t === 'text_delta').length).toBeGreaterThan(1);
+    expect(types.slice(-2)).toEqual(['usage', 'done']);
+    const usage = events.find((e) => e.type === 'usage');
+    expect(usage).toEqual({
+      type: 'usage',
+      inputTokens: 10 + LIFESTYLE.text.split(' ').length,
+      outputTokens: textOf(events).split(' ').length,
+    });
+    expect(await collect(provider, req)).toEqual(events);
+  });
+
+  it('cuts text into deltas that join back to it', () => {
+    const text = 'One two three four five six seven eight. [1]';
+    expect(deltas(text).join('')).toBe(text);
+    expect(deltas(text)).toHaveLength(2);
+  });
+});
+
+describe('ExtractiveProvider: the calculator tool', () => {
+  const provider = new ExtractiveProvider({ calculator });
+
+  it('calls medical_calculator for a plain calculator request', async () => {
+    const events = await collect(provider, ask('BMI for 80 kg and 1.80 m', [LIFESTYLE]));
+    expect(events.map((e) => e.type)).toEqual(['tool_call', 'usage', 'done']);
+    const [call] = events;
+    expect(call).toMatchObject({
+      type: 'tool_call',
+      call: { name: 'medical_calculator', arguments: { calculator: 'bmi' } },
+    });
+    expect(call?.type === 'tool_call' && call.call.id).toMatch(/^call_[0-9a-f]{32}$/);
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'tool_calls' });
+  });
+
+  it('gives each call its own id', async () => {
+    const ids = await Promise.all(
+      [1, 2].map(async () => {
+        const [first] = await collect(provider, ask('BMI for 80 kg and 1.80 m', []));
+        return first?.type === 'tool_call' ? first.call.id : '';
+      }),
+    );
+    expect(new Set(ids).size).toBe(2);
+  });
+
+  it('answers from the passages when the tool is not offered', async () => {
+    const req = request([{ role: 'user', content: 'BMI for 80 kg and 1.80 m' }], [], []);
+    const events = await collect(provider, req);
+    expect(events.some((e) => e.type === 'tool_call')).toBe(false);
+    expect(textOf(events)).toBe(NO_ANSWER);
+  });
+
+  const afterTool = (content: string) =>
+    request([
+      { role: 'user', content: 'BMI for 80 kg and 1.80 m' },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'call_1', name: 'medical_calculator', arguments: {} }],
+      },
+      { role: 'tool', toolCallId: 'call_1', name: 'medical_calculator', content },
+    ]);
+
+  it("states the tool's result, without citations", async () => {
+    const events = await collect(provider, afterTool('{"value":24.7,"unit":"kg/m2"}'));
+    expect(textOf(events)).toBe('The BMI is 24.7 kg/m².');
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+  });
+
+  it('says why the calculation could not be done when the tool failed', async () => {
+    const error = {
+      error: { code: 'TOOL_ERROR', message: 'Height must be between 0.5 and 2.5 m.' },
+    };
+    const events = await collect(provider, afterTool(JSON.stringify(error)));
+    expect(textOf(events)).toBe(
+      'The calculation could not be done: Height must be between 0.5 and 2.5 m.',
+    );
+    expect(textOf(events)).not.toMatch(/\[\d+\]/);
+  });
+
+  it('copes with a tool answer that is not a JSON object', async () => {
+    const events = await collect(provider, afterTool('not json'));
+    expect(textOf(events)).toMatch(/^The calculation could not be done/);
+  });
+});
+
+describe('ExtractiveProvider: cancellation', () => {
+  const provider = new ExtractiveProvider({ calculator });
+  const req = ask('How much salt per day should someone with hypertension eat?', [LIFESTYLE]);
+
+  it('stops between events once the signal aborts', async () => {
+    const controller = new AbortController();
+    const seen: LlmEvent[] = [];
+    await expect(async () => {
+      for await (const event of provider.stream(req, { signal: controller.signal })) {
+        seen.push(event);
+        controller.abort();
+      }
+    }).rejects.toThrow(/abort/i);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('emits nothing on a signal aborted before the start', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(collect(provider, req, controller.signal)).rejects.toThrow(/abort/i);
+  });
+});
+
+describe('ExtractiveProvider with the real calculator text', () => {
+  const provider = new ExtractiveProvider();
+
+  it('turns a BMI request into medical_calculator arguments and states the result', async () => {
+    const [call] = await collect(provider, ask('BMI for 80 kg and 1.80 m', []));
+    expect(call).toMatchObject({
+      type: 'tool_call',
+      call: { name: 'medical_calculator', arguments: { calculator: 'bmi', weight: 80 } },
+    });
+    const result = {
+      calculator: 'bmi',
+      value: 24.7,
+      unit: 'kg/m2',
+      interpretation: 'normal weight',
+    };
+    const answer = textOf(
+      await collect(
+        provider,
+        request([
+          { role: 'user', content: 'BMI for 80 kg and 1.80 m' },
+          {
+            role: 'tool',
+            toolCallId: 'call_1',
+            name: 'medical_calculator',
+            content: JSON.stringify(result),
+          },
+        ]),
+      ),
+    );
+    expect(answer).toMatch(/^The BMI is 24\.7 kg\/m.*normal weight/);
+  });
+
+  it('answers a knowledge question from the passages, not with the calculator', async () => {
+    const events = await collect(provider, ask('What BP target for people over 80?', [TARGETS]));
+    expect(events.some((e) => e.type === 'tool_call')).toBe(false);
+    expect(textOf(events)).toContain('[2]');
+  });
+});

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
+import {
+  describeCalculation,
+  parseCalculatorRequest,
+} from '../../modules/chat/tools/calculator/index.js';
+import { chooseSentences, DEFAULT_TUNING, type ExtractiveTuning } from './extractive-answer.js';
+import type {
+  LlmEvent,
+  LlmMessage,
+  LlmProvider,
+  LlmRequest,
+  LlmStreamOptions,
+  LlmToolCall,
+} from './types.js';
+
+export const CALCULATOR_TOOL = 'medical_calculator';
+export const NO_ANSWER = 'I could not find an answer to that in the knowledge base.';
+
+/** What the model needs of the calculator tool (injected in tests). */
+export interface CalculatorText {
+  parseCalculatorRequest(text: string): Record<string, unknown> | null;
+  describeCalculation(result: Record<string, unknown>): string;
+}
+
+export interface ExtractiveOptions {
+  tuning?: Partial<ExtractiveTuning>;
+  calculator?: CalculatorText;
+}
+
+/** Words per `text_delta` event. */
+const WORDS_PER_DELTA = 6;
+
+const words = (text: string) => text.split(/\s+/).filter((w) => w !== '').length;
+
+/**
+ * The offline default model. It writes nothing of its own about medicine: an answer is a few
+ * sentences quoted verbatim from the turn's passages, each followed by `[n]`, the number of the
+ * passage it is quoted from; when no sentence answers the question well enough it says so and
+ * cites nothing. A plain calculator request ("BMI for 80 kg and 1.80 m") becomes a call of the
+ * `medical_calculator` tool, and the tool's answer a sentence stating its result. Deterministic,
+ * apart from tool call ids. `usage` counts words, not tokens: there is no tokenizer here.
+ */
+export class ExtractiveProvider implements LlmProvider {
+  readonly name = 'extractive';
+  readonly model = 'extractive-1';
+  private readonly tuning: ExtractiveTuning;
+  private readonly calculator: CalculatorText;
+
+  constructor(options: ExtractiveOptions = {}) {
+    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
+    this.calculator = options.calculator ?? { parseCalculatorRequest, describeCalculation };
+  }
+
+  /**
+   * The events, each after a turn of the event loop (so a cancel arriving on a socket can land
+   * between two of them) and only while the signal has not aborted.
+   */
+  async *stream(request: LlmRequest, options: LlmStreamOptions): AsyncIterable<LlmEvent> {
+    const { signal } = options;
+    signal.throwIfAborted();
+    for (const event of this.events(request)) {
+      await setImmediate();
+      signal.throwIfAborted();
+      yield event;
+    }
+  }
+
+  private events(request: LlmRequest): LlmEvent[] {
+    const inputTokens = inputWords(request);
+    const call = this.calculatorCall(request);
+    if (call !== null) {
+      const outputTokens = words(JSON.stringify(call.arguments));
+      return [
+        { type: 'tool_call', call },
+        { type: 'usage', inputTokens, outputTokens },
+        { type: 'done', finishReason: 'tool_calls' },
+      ];
+    }
+    const answer = this.answer(request);
+    return [
+      ...deltas(answer).map((text) => ({ type: 'text_delta' as const, text })),
+      { type: 'usage', inputTokens, outputTokens: words(answer) },
+      { type: 'done', finishReason: 'stop' },
+    ];
+  }
+
+  /** The whole answer text for a request that calls no tool. */
+  answer(request: LlmRequest): string {
+    const last = request.messages.at(-1);
+    if (last?.role === 'tool' && last.name === CALCULATOR_TOOL) return this.toolAnswer(last);
+    const quotes = chooseSentences(lastQuestion(request.messages), request.passages, this.tuning);
+    if (quotes.length === 0) return NO_ANSWER;
+    return quotes.map((q) => `${q.text} [${q.passage.n}]`).join(' ');
+  }
+
+  private calculatorCall(request: LlmRequest): LlmToolCall | null {
+    const last = request.messages.at(-1);
+    if (last?.role !== 'user') return null;
+    if (!request.tools.some((t) => t.name === CALCULATOR_TOOL)) return null;
+    const args = this.calculator.parseCalculatorRequest(last.content);
+    if (args === null) return null;
+    return {
+      id: `call_${randomUUID().replaceAll('-', '')}`,
+      name: CALCULATOR_TOOL,
+      arguments: args,
+    };
+  }
+
+  private toolAnswer(message: Extract<LlmMessage, { role: 'tool' }>): string {
+    const result = parseObject(message.content);
+    if (result === null) return 'The calculation could not be done: the calculator gave no result.';
+    const error = result.error;
+    if (typeof error === 'object' && error !== null) {
+      const reason = (error as { message?: unknown }).message;
+      return typeof reason === 'string' && reason.trim() !== ''
+        ? `The calculation could not be done: ${reason.trim()}`
+        : 'The calculation could not be done.';
+    }
+    return this.calculator.describeCalculation(result);
+  }
+}
+
+function parseObject(json: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The user's last question: what the passages were retrieved for. */
+function lastQuestion(messages: readonly LlmMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    const m = messages[i];
+    if (m?.role === 'user') return m.content;
+  }
+  return '';
+}
+
+/** What the model read, in words: the messages and the passages. */
+function inputWords(request: LlmRequest): number {
+  const messages = request.messages.reduce((sum, m) => sum + words(m.content), 0);
+  return messages + request.passages.reduce((sum, p) => sum + words(p.text), 0);
+}
+
+/** The answer in pieces of a few words, each but the last with its trailing space. */
+export function deltas(text: string): string[] {
+  const parts = text.split(/(?<=\s)/);
+  const pieces: string[] = [];
+  for (let i = 0; i < parts.length; i += WORDS_PER_DELTA) {
+    pieces.push(parts.slice(i, i + WORDS_PER_DELTA).join(''));
+  }
+  return pieces;
+}
