@@ -29,7 +29,8 @@ export interface ChatLimits {
 
 export const CHAT_LIMITS: ChatLimits = {
   maxActivePerUser: 3,
-  passages: 5,
+  // The extractive model's refusal threshold was chosen with 8 passages a question (eval/README.md).
+  passages: 8,
   historyMessages: 20,
   retrievalTimeoutMs: 5000,
   turn: TURN_LIMITS,
