@@ -119,7 +119,8 @@ async function main(): Promise<void> {
       answers.push(await answerOf(provider, q.question, passages[i] ?? []));
     }
     console.log(`${questions.length} questions, ${limit} passages each; model ${provider.model}`);
-    const splits = values.split === undefined ? ['dev', 'heldout', 'all'] : [values.split];
+    const splits =
+      values.split === undefined ? ['dev', 'heldout', 'heldout2', 'all'] : [values.split];
     const judged = report(questions, answers, passages, splits);
     if (values.misses) printMisses(questions, answers, judged);
   } finally {
