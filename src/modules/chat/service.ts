@@ -3,14 +3,14 @@ import { AppError } from '../../errors.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { PubSub } from '../../platform/pubsub.js';
-import type { LlmMessage, LlmProvider, Passage } from '../../providers/llm/types.js';
+import type { LlmProvider } from '../../providers/llm/types.js';
 import type { SearchService } from '../knowledge/search.js';
 import { MAIN_BRANCH, type MessageService } from '../conversations/messages.js';
-import { toMessageDto, type StoredMessage } from '../conversations/schema.js';
+import type { StoredMessage } from '../conversations/schema.js';
 import type { ConversationsService } from '../conversations/service.js';
 import type { AnswerStreams, Follow, Sequenced } from './answer-streams.js';
 import type { AnswerFrame, DoneFrame, MessageSendFrame } from './protocol.js';
-import { retrievePassages } from './retrieval.js';
+import { doneFrame, retrieveWithin, threadHistory, within } from './turn-inputs.js';
 import { knowledgeSearchTool } from './tools/search.js';
 import type { Tool } from './tools/types.js';
 import { runTurn, TURN_LIMITS, type TurnLimits } from './turn.js';
@@ -75,24 +75,44 @@ export class ChatService {
   }
 
   async send(userId: string, frame: MessageSendFrame): Promise<SendOutcome> {
-    const { messages } = this.deps;
-    if ((this.active.get(userId) ?? 0) >= this.limits.maxActivePerUser) {
+    // The slot is taken before anything is awaited, so parallel sends cannot overshoot the limit.
+    this.reserve(userId);
+    let started = false;
+    try {
+      const stored = await this.deps.messages.append(userId, frame.conversation_id, {
+        branchId: frame.branch_id ?? MAIN_BRANCH,
+        role: 'user',
+        content: frame.content,
+        clientMessageId: frame.client_message_id ?? null,
+      });
+      if (!stored.created) {
+        const earlier = await this.earlierTurn(stored.message);
+        if (earlier !== undefined) return earlier;
+      }
+      const messageId = await this.start(userId, stored.message);
+      started = true;
+      return { follow: messageId };
+    } finally {
+      // A started answer gives its slot back when it ends.
+      if (!started) this.release(userId);
+    }
+  }
+
+  private reserve(userId: string): void {
+    const active = this.active.get(userId) ?? 0;
+    if (active >= this.limits.maxActivePerUser) {
       throw new AppError(
         'RATE_LIMITED',
         `At most ${String(this.limits.maxActivePerUser)} answers can be generating at once`,
       );
     }
-    const stored = await messages.append(userId, frame.conversation_id, {
-      branchId: frame.branch_id ?? MAIN_BRANCH,
-      role: 'user',
-      content: frame.content,
-      clientMessageId: frame.client_message_id ?? null,
-    });
-    if (!stored.created) {
-      const earlier = await this.earlierTurn(stored.message);
-      if (earlier !== undefined) return earlier;
-    }
-    return { follow: await this.start(userId, stored.message) };
+    this.active.set(userId, active + 1);
+  }
+
+  private release(userId: string): void {
+    const left = (this.active.get(userId) ?? 1) - 1;
+    if (left > 0) this.active.set(userId, left);
+    else this.active.delete(userId);
   }
 
   /** `message_resume`: the answer to follow, or its `message_done` when it is stored already. */
@@ -145,6 +165,24 @@ export class ChatService {
     return question === undefined ? undefined : doneFrame(question, answer);
   }
 
+  /** The turn's passages; without them (search failed or too slow) it goes on, and says so. */
+  private async passages(question: StoredMessage, emit: (f: AnswerFrame) => void) {
+    const { search, log } = this.deps;
+    const { passages, retrievalTimeoutMs } = this.limits;
+    const found = await retrieveWithin(search, question.content, passages, retrievalTimeoutMs);
+    if (found.ok) return found.passages;
+    log.warn({ err: found.error }, 'knowledge-base retrieval failed; answering without passages');
+    emit({
+      type: 'error',
+      code: 'KB_TIMEOUT',
+      message: found.timedOut
+        ? 'The knowledge base did not answer in time'
+        : 'The knowledge base could not be searched',
+      request_ref: question.id,
+    });
+    return [];
+  }
+
   /** Opens the answer's stream and starts it; returns its id. */
   private async start(userId: string, question: StoredMessage): Promise<string> {
     const messageId = randomUUID();
@@ -159,7 +197,6 @@ export class ChatService {
     const unsubscribe = await pubsub.subscribe(cancelChannel(messageId), (payload) => {
       if ((payload as { userId?: unknown }).userId === userId) controller.abort();
     });
-    this.active.set(userId, (this.active.get(userId) ?? 0) + 1);
     const done = this.answer(userId, question, messageId, controller.signal)
       .catch((err: unknown) => {
         this.deps.log.error({ err, messageId }, 'chat turn failed');
@@ -167,9 +204,7 @@ export class ChatService {
       .finally(() => {
         unsubscribe();
         this.running.delete(messageId);
-        const left = (this.active.get(userId) ?? 1) - 1;
-        if (left > 0) this.active.set(userId, left);
-        else this.active.delete(userId);
+        this.release(userId);
       });
     this.running.set(messageId, { controller, done });
     return messageId;
@@ -190,7 +225,7 @@ export class ChatService {
     void conversations
       .titleFromQuestion(userId, question.conversationId, question.content)
       .catch(() => undefined);
-    const history = await this.history(userId, question);
+    const history = await threadHistory(messages, userId, question, this.limits.historyMessages);
     const passages = await this.passages(question, emit);
     const outcome = await runTurn(
       llm,
@@ -244,68 +279,6 @@ export class ChatService {
       streams.end(messageId);
     }
   }
-
-  /** The thread before the question (user and assistant turns), then the question. */
-  private async history(userId: string, question: StoredMessage): Promise<LlmMessage[]> {
-    const { messages: thread } = await this.deps.messages.thread(
-      userId,
-      question.conversationId,
-      question.branchId,
-      { limit: this.limits.historyMessages + 1, before: question.id },
-    );
-    const earlier = thread.flatMap((m): LlmMessage[] =>
-      m.role === 'user' || m.role === 'assistant' ? [{ role: m.role, content: m.content }] : [],
-    );
-    return [...earlier, { role: 'user', content: question.content }];
-  }
-
-  private async passages(
-    question: StoredMessage,
-    emit: (f: AnswerFrame) => void,
-  ): Promise<Passage[]> {
-    const signal = AbortSignal.timeout(this.limits.retrievalTimeoutMs);
-    try {
-      return await Promise.race([
-        retrievePassages(this.deps.search, question.content, { limit: this.limits.passages }),
-        new Promise<never>((_, reject) => {
-          signal.addEventListener('abort', () => {
-            reject(new AppError('SERVICE_UNAVAILABLE', 'Knowledge base timed out'));
-          });
-        }),
-      ]);
-    } catch (err) {
-      this.deps.log.warn({ err }, 'knowledge-base retrieval failed; answering without passages');
-      emit({
-        type: 'error',
-        code: 'KB_TIMEOUT',
-        message: 'The knowledge base did not answer in time',
-        request_ref: question.id,
-      });
-      return [];
-    }
-  }
-}
-
-/** Whether `work` settled within `ms`. */
-async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => {
-      resolve(false);
-    }, ms);
-  });
-  const done = await Promise.race([work.then(() => true), timeout]);
-  clearTimeout(timer);
-  return done;
 }
 
 const answerNotFound = () => new AppError('NOT_FOUND', 'Message not found');
-
-function doneFrame(question: StoredMessage, answer: StoredMessage): DoneFrame {
-  return {
-    type: 'message_done',
-    conversation_id: answer.conversationId,
-    user_message: toMessageDto(question),
-    message: toMessageDto(answer),
-  };
-}

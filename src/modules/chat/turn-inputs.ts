@@ -1,0 +1,73 @@
+import type { LlmMessage, Passage } from '../../providers/llm/types.js';
+import type { MessageService } from '../conversations/messages.js';
+import { toMessageDto, type StoredMessage } from '../conversations/schema.js';
+import type { SearchService } from '../knowledge/search.js';
+import type { DoneFrame } from './protocol.js';
+import { retrievePassages } from './retrieval.js';
+
+/** The thread before the question (user and assistant turns, at most `limit`), then the question. */
+export async function threadHistory(
+  messages: MessageService,
+  userId: string,
+  question: StoredMessage,
+  limit: number,
+): Promise<LlmMessage[]> {
+  const { messages: thread } = await messages.thread(
+    userId,
+    question.conversationId,
+    question.branchId,
+    { limit, before: question.id },
+  );
+  const earlier = thread.flatMap((m): LlmMessage[] =>
+    m.role === 'user' || m.role === 'assistant' ? [{ role: m.role, content: m.content }] : [],
+  );
+  return [...earlier, { role: 'user', content: question.content }];
+}
+
+export type Retrieved =
+  { ok: true; passages: Passage[] } | { ok: false; timedOut: boolean; error: unknown };
+
+/** The passages for a question, or why there are none (failed, or slower than `timeoutMs`). */
+export async function retrieveWithin(
+  search: SearchService,
+  query: string,
+  limit: number,
+  timeoutMs: number,
+): Promise<Retrieved> {
+  const work = retrievePassages(search, query, { limit });
+  try {
+    if (!(await within(work, timeoutMs))) {
+      work.catch(() => undefined);
+      return { ok: false, timedOut: true, error: new Error('knowledge-base search timed out') };
+    }
+    return { ok: true, passages: await work };
+  } catch (error) {
+    return { ok: false, timedOut: false, error };
+  }
+}
+
+/** Whether `work` settled within `ms` (a rejection counts as settled: awaiting it throws). */
+export async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(false);
+    }, ms);
+  });
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  const done = await Promise.race([settled, timeout]);
+  clearTimeout(timer);
+  return done;
+}
+
+export function doneFrame(question: StoredMessage, answer: StoredMessage): DoneFrame {
+  return {
+    type: 'message_done',
+    conversation_id: answer.conversationId,
+    user_message: toMessageDto(question),
+    message: toMessageDto(answer),
+  };
+}
