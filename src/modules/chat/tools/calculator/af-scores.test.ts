@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ToolError } from '../types.js';
+import { refusal } from '../../../../../test/helpers/calculator.js';
 import { calculate } from './calculators.js';
-
-function refusal(args: Record<string, unknown>): string {
-  try {
-    calculate(args);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ToolError);
-    return (error as ToolError).message;
-  }
-  throw new Error(`accepted: ${JSON.stringify(args)}`);
-}
 
 /*
  * Lip GYH et al. Chest 2010;137:263-72: C (heart failure) 1, H (hypertension) 1, A2 (age ≥ 75) 2,

@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ToolError } from '../types.js';
+import { refusal } from '../../../../../test/helpers/calculator.js';
 import { calculate } from './calculators.js';
-
-/** The ToolError message for refused arguments (fails the test if they are accepted). */
-function refusal(args: Record<string, unknown>): string {
-  try {
-    calculate(args);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ToolError);
-    return (error as ToolError).message;
-  }
-  throw new Error(`accepted: ${JSON.stringify(args)}`);
-}
 
 const bmi = (weight: number, weightUnit: string, height: number, heightUnit: string) =>
   calculate({

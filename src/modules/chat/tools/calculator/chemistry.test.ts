@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ToolError } from '../types.js';
+import { refusal } from '../../../../../test/helpers/calculator.js';
 import { calculate } from './calculators.js';
-
-function refusal(args: Record<string, unknown>): string {
-  try {
-    calculate(args);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ToolError);
-    return (error as ToolError).message;
-  }
-  throw new Error(`accepted: ${JSON.stringify(args)}`);
-}
 
 describe('mean arterial pressure: MAP = DBP + (SBP − DBP) / 3, whole mmHg', () => {
   it('120/80: 80 + 40/3 = 93.33 → 93 mmHg, within the usual range', () => {

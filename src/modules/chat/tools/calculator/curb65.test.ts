@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ToolError } from '../types.js';
+import { refusal } from '../../../../../test/helpers/calculator.js';
 import { calculate } from './calculators.js';
-
-function refusal(args: Record<string, unknown>): string {
-  try {
-    calculate(args);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ToolError);
-    return (error as ToolError).message;
-  }
-  throw new Error(`accepted: ${JSON.stringify(args)}`);
-}
 
 /*
  * Lim WS et al. Thorax 2003;58:377-82: one point each for Confusion, Urea > 7 mmol/L, Respiratory

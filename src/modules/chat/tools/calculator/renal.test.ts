@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ToolError } from '../types.js';
+import { refusal } from '../../../../../test/helpers/calculator.js';
 import { calculate } from './calculators.js';
 import { ckdEpi2021 } from './renal.js';
-
-function refusal(args: Record<string, unknown>): string {
-  try {
-    calculate(args);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ToolError);
-    return (error as ToolError).message;
-  }
-  throw new Error(`accepted: ${JSON.stringify(args)}`);
-}
 
 const egfr = (age: number, sex: string, creatinine: number, unit = 'mg/dL') =>
   calculate({ calculator: 'egfr', age, sex, creatinine, creatinine_unit: unit });
