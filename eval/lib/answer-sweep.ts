@@ -75,15 +75,17 @@ const KNOBS = [
   'absentWeight',
   'focusWeight',
   'followRatio',
+  'kindWeight',
 ] as const;
 
 const VALUES: Record<(typeof KNOBS)[number], number[]> = {
   retrievalWeight: [0, 0.1, 0.2],
-  contextWeight: [0.25, 0.5, 0.75],
-  idfPower: [0, 0.5, 1],
-  absentWeight: [2, 3, 4, 6],
-  focusWeight: [0, 0.5, 0.75, 1],
-  followRatio: [0.7, 0.85],
+  contextWeight: [0.25, 0.5],
+  idfPower: [0, 0.5],
+  absentWeight: [2, 3, 4],
+  focusWeight: [0.5, 0.75, 1],
+  followRatio: [0.7],
+  kindWeight: [0, 0.5, 1, 2],
 };
 
 /** Every combination of the knobs' values. */
@@ -101,8 +103,15 @@ export function sweep(cases: readonly Case[]): void {
     const label = KNOBS.map((k) => `${k}=${tuning[k]}`).join(' ');
     outcomes.push({ label, ...evaluate(cases, tuning) });
   }
-  outcomes.sort((a, b) => b.right - a.right || b.to - b.from - (a.to - a.from));
+  // Within the goals first: no off-topic question answered, false refusals at most 5%.
+  const answerable = cases.filter((c) => c.q.off_topic === undefined).length;
+  const within = (o: Outcome) => o.offTopicAnswered === 0 && o.falseRefusals <= 0.05 * answerable;
+  outcomes.sort(
+    (a, b) =>
+      Number(within(b)) - Number(within(a)) || b.right - a.right || b.to - b.from - (a.to - a.from),
+  );
   console.log(`dev: ${cases.length} questions; right = fact carried or off-topic refused`);
+  console.log('first the settings within the goals (no off-topic answered, false refusals <= 5%)');
   for (const o of outcomes.slice(0, 10)) print(o);
   console.log('\nbest per value of each knob (the others free)');
   for (const knob of KNOBS) {

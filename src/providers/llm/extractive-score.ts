@@ -8,6 +8,7 @@ import {
   termsOf,
   type TermGroup,
 } from './extractive-text.js';
+import { askedKinds, statedKinds, withoutCueWords } from './extractive-kind.js';
 
 /**
  * Scoring the passages' sentences against a question. A sentence's score is the share of the
@@ -37,6 +38,11 @@ export interface ScoreTuning {
   absentWeight: number;
   /** How much the share of passages from the sentence's own document counts (see `focusOf`). */
   focusWeight: number;
+  /**
+   * Weight, next to a question word's, of each kind of statement the question asks for (a value,
+   * a duration, a reason, ...: extractive-kind.ts) that a sentence makes.
+   */
+  kindWeight: number;
 }
 
 /** A sentence of a passage, scored. */
@@ -45,8 +51,14 @@ export interface Quote {
   passage: Passage;
   /** Position of the sentence in its passage. */
   index: number;
-  /** 0..1: what sentences are ranked by and the refusal threshold is compared with. */
+  /** 0..1: what sentences are ranked by. */
   score: number;
+  /**
+   * The score without the answer-kind factor: how well the sentence covers the question's words,
+   * which is what the refusal threshold is compared with (the kind says which sentence answers,
+   * not whether the knowledge base covers the question at all).
+   */
+  support: number;
 }
 
 interface Candidate {
@@ -125,8 +137,9 @@ export function scoreSentences(
   passages: readonly Passage[],
   tuning: ScoreTuning,
 ): Quote[] {
-  const groups = questionGroups(question);
+  const groups = questionGroups(withoutCueWords(question));
   if (groups.length === 0) return [];
+  const kinds = askedKinds(question);
   const all = candidates(
     passages,
     groups.flatMap((g) => (g.acronym === undefined ? [] : [g.acronym])),
@@ -134,6 +147,9 @@ export function scoreSentences(
   const w = weights(groups, all, tuning);
   const total = w.reduce((a, b) => a + b, 0);
   const focus = focusOf(passages, tuning.focusWeight);
+  const k = tuning.kindWeight;
+  const kindFactor = (text: string) =>
+    kinds.length === 0 ? 1 : (1 + (k * statedKinds(text, kinds).length) / kinds.length) / (1 + k);
   return all.map((c) => {
     let own = 0;
     let near = 0;
@@ -144,7 +160,8 @@ export function scoreSentences(
     const coverage = (own + tuning.contextWeight * near) / total;
     const r = tuning.retrievalWeight;
     const blended = (1 - r) * coverage + r * c.passage.score;
-    const score = own === 0 ? 0 : blended * (focus.get(c.passage.documentId) ?? 1);
-    return { text: c.text, passage: c.passage, index: c.index, score };
+    const support = own === 0 ? 0 : blended * (focus.get(c.passage.documentId) ?? 1);
+    const score = support * kindFactor(c.text);
+    return { text: c.text, passage: c.passage, index: c.index, score, support };
   });
 }

@@ -33,7 +33,10 @@ const QUESTION_FILLER: ReadonlySet<string> = new Set(
   (
     'patient patients pt pts person someone people need needs ok okay ' +
     'quick quickly fast much many make makes done give gives given ' +
-    'choice best appropriate option options recommended ideal'
+    'choice best appropriate option options recommended ideal ' +
+    'next possible possibly altogether roughly approximately exactly ' +
+    // The first half of a contraction ("shouldn't"): its "not" is an answer kind (extractive-kind.ts).
+    'shouldn mustn don doesn isn aren wasn won couldn wouldn didn'
   ).split(' '),
 );
 
