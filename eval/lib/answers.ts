@@ -4,7 +4,7 @@ import type { Passage } from '../../src/providers/llm/types.js';
 /** A question of eval/answers.json: answerable (doc_key, answer_contains) or off-topic. */
 export interface AnswerQuestion {
   id: string;
-  split: 'dev' | 'heldout' | 'heldout2';
+  split: 'dev' | 'heldout' | 'heldout2' | 'heldout3';
   question: string;
   doc_key?: string;
   /** The asked-for fact: an exact substring the answer must carry. */
