@@ -13,6 +13,8 @@ import {
   row,
   tally,
   type AnswerQuestion,
+  inSplit,
+  SPLITS,
   type Judged,
 } from './lib/answers.js';
 import { sweep } from './lib/answer-sweep.js';
@@ -54,7 +56,7 @@ function report(
   const judged = questions.map((q, i) => judge(q, answers[i] ?? '', passages[i] ?? [], NO_ANSWER));
   console.log(`\n${HEADER}\n${HEADER.replace(/[^|]/g, '-')}`);
   for (const split of splits) {
-    const keep = (q: AnswerQuestion) => split === 'all' || q.split === split;
+    const keep = (q: AnswerQuestion) => inSplit(q, split);
     const picked = questions.flatMap((q, i) => (keep(q) ? [[q, judged[i]] as const] : []));
     const scores = tally(
       picked.map(([q]) => q),
@@ -77,10 +79,10 @@ async function retrieveAll(
 
 /** The dev questions answered wrong: no fact, or an off-topic one answered. */
 function printMisses(questions: readonly AnswerQuestion[], answers: string[], judged: Judged[]) {
-  console.log('\ndev misses');
+  console.log('\ntuning misses (dev, heldout, heldout2)');
   questions.forEach((q, i) => {
     const j = judged[i];
-    if (q.split !== 'dev' || j === undefined) return;
+    if (!inSplit(q, 'tune') || j === undefined) return;
     if (q.off_topic === undefined ? j.fact : j.refused) return;
     console.log(`  ${q.id} ${q.question}\n    want: ${q.answer_contains ?? 'a refusal'}`);
     console.log(`    got:  ${answers[i] ?? ''}`);
@@ -106,7 +108,7 @@ async function main(): Promise<void> {
     const passages = await retrieveAll(pipeline.search, questions, limit);
     if (values.sweep) {
       const dev = questions.flatMap((q, i) =>
-        q.split === 'dev' ? [{ q, passages: passages[i] ?? [] }] : [],
+        inSplit(q, 'tune') ? [{ q, passages: passages[i] ?? [] }] : [],
       );
       sweep(dev);
       return;
@@ -119,8 +121,7 @@ async function main(): Promise<void> {
       answers.push(await answerOf(provider, q.question, passages[i] ?? []));
     }
     console.log(`${questions.length} questions, ${limit} passages each; model ${provider.model}`);
-    const splits =
-      values.split === undefined ? ['dev', 'heldout', 'heldout2', 'all'] : [values.split];
+    const splits = values.split === undefined ? SPLITS : [values.split];
     const judged = report(questions, answers, passages, splits);
     if (values.misses) printMisses(questions, answers, judged);
   } finally {

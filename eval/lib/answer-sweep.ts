@@ -9,9 +9,9 @@ import type { Passage } from '../../src/providers/llm/types.js';
 import type { AnswerQuestion } from './answers.js';
 
 /**
- * The extractive model's knobs swept on dev questions only. For each setting of the weights, each
+ * The extractive model's knobs swept on tuning questions only (dev, heldout, heldout2). For each setting of the weights, each
  * question's answer (threshold 0) and best sentence score are computed once; an answer under a
- * threshold t is that answer when the best score reaches t, else a refusal. A dev question is right
+ * threshold t is that answer when the best score reaches t, else a refusal. A question is right
  * when an answerable one carries its fact and an off-topic one is refused. The threshold reported
  * for a setting is the middle of its widest run of thresholds (step 0.01) with the most right.
  */
@@ -73,19 +73,21 @@ const KNOBS = [
   'contextWeight',
   'idfPower',
   'absentWeight',
+  'plainAbsentWeight',
   'focusWeight',
   'followRatio',
   'kindWeight',
 ] as const;
 
 const VALUES: Record<(typeof KNOBS)[number], number[]> = {
-  retrievalWeight: [0, 0.1, 0.2],
-  contextWeight: [0.25, 0.5],
-  idfPower: [0, 0.5],
-  absentWeight: [2, 3, 4],
+  retrievalWeight: [0.1, 0.2],
+  contextWeight: [0.5],
+  idfPower: [0],
+  absentWeight: [4, 6, 8],
+  plainAbsentWeight: [1, 1.5, 2, 3, 4],
   focusWeight: [0.5, 0.75, 1],
   followRatio: [0.7],
-  kindWeight: [0, 0.5, 1, 2],
+  kindWeight: [0.5, 1],
 };
 
 /** Every combination of the knobs' values. */
@@ -110,7 +112,7 @@ export function sweep(cases: readonly Case[]): void {
     (a, b) =>
       Number(within(b)) - Number(within(a)) || b.right - a.right || b.to - b.from - (a.to - a.from),
   );
-  console.log(`dev: ${cases.length} questions; right = fact carried or off-topic refused`);
+  console.log(`tune: ${cases.length} questions; right = fact carried or off-topic refused`);
   console.log('first the settings within the goals (no off-topic answered, false refusals <= 5%)');
   for (const o of outcomes.slice(0, 10)) print(o);
   console.log('\nbest per value of each knob (the others free)');

@@ -13,6 +13,21 @@ export interface AnswerQuestion {
   off_topic?: string;
 }
 
+/**
+ * The splits reported. `tune` (dev, heldout and heldout2: all three seen, now tuned on) is what
+ * every tuning decision is made on; `heldout3` is blind; `all` is every question.
+ */
+export const SPLITS = ['tune', 'dev', 'heldout', 'heldout2', 'heldout3', 'all'] as const;
+
+const TUNING: ReadonlySet<string> = new Set(['dev', 'heldout', 'heldout2']);
+
+/** Whether a question belongs to a split name of `SPLITS` (or to that one split). */
+export function inSplit(q: AnswerQuestion, split: string): boolean {
+  if (split === 'all') return true;
+  if (split === 'tune') return TUNING.has(q.split);
+  return q.split === split;
+}
+
 export async function loadAnswerQuestions(path: string): Promise<AnswerQuestion[]> {
   return JSON.parse(await readFile(path, 'utf8')) as AnswerQuestion[];
 }

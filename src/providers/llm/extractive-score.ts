@@ -34,8 +34,10 @@ export interface ScoreTuning {
   contextWeight: number;
   /** Exponent of the idf weights: 0 weighs all question words alike. */
   idfPower: number;
-  /** Factor on the weight of a question word that no sentence holds. */
+  /** Factor on the weight of a question word that no sentence holds and that names a topic. */
   absentWeight: number;
+  /** The same for an absent ordinary word (a lay rewording, most often): see extractive-topic.ts. */
+  plainAbsentWeight: number;
   /** How much the share of passages from the sentence's own document counts (see `focusOf`). */
   focusWeight: number;
   /**
@@ -118,7 +120,8 @@ function weights(groups: readonly TermGroup[], all: readonly Candidate[], tuning
   return groups.map((g) => {
     const df = all.filter((c) => groupIn(c.terms, g)).length;
     const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5)) ** tuning.idfPower;
-    return df === 0 && !g.value ? idf * tuning.absentWeight : idf;
+    if (df > 0 || g.value) return idf;
+    return idf * (g.topic ? tuning.absentWeight : tuning.plainAbsentWeight);
   });
 }
 

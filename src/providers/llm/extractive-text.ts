@@ -2,6 +2,7 @@ import { abbreviationsIn, expandAbbreviations } from '../../modules/knowledge/ab
 import { sentencesOf } from '../../modules/knowledge/sentences.js';
 import { SYNONYMS } from '../embeddings/lexicon.js';
 import { expansions, STOPWORDS, stem, tokenize } from '../embeddings/text.js';
+import { looksLikeTopic } from './extractive-topic.js';
 
 /**
  * Text analysis for the extractive model: a question becomes groups of alternative terms (a word,
@@ -21,6 +22,8 @@ export interface TermGroup {
   acronym?: string;
   /** A number ("62"): a value the question gives, not what it is about. */
   value: boolean;
+  /** Looks like the name of a topic ("lithium", "Parkinson"): see extractive-topic.ts. */
+  topic: boolean;
 }
 
 /**
@@ -105,6 +108,7 @@ export function questionGroups(question: string): TermGroup[] {
     const to = w.from + w.tokens.length;
     const phrases = lay.filter((p) => p.start < to && w.from < p.end).map((p) => p.expansion);
     const others = [...w.abbreviations, ...phrases].map(stems).filter((a) => a.length > 0);
+    others.push(...irregular(w.tokens));
     const word = content.join(' ');
     const previous = groups.get(word);
     const acronym = ACRONYM.test(w.written) && w.abbreviations.length === 0 ? word : undefined;
@@ -113,9 +117,30 @@ export function questionGroups(question: string): TermGroup[] {
       alternatives: [...(previous?.alternatives ?? [content]), ...others],
       ...(acronym === undefined ? {} : { acronym }),
       value: content.every((c) => /^\d+$/.test(c)),
+      topic: (previous?.topic ?? false) || looksLikeTopic(w.written, w.from === 0),
     });
   }
   return [...groups.values()];
+}
+
+/** Plurals the stemmer cannot reach ("woman" and "women"), both ways. */
+const IRREGULAR: Readonly<Record<string, string>> = Object.fromEntries(
+  [
+    ['woman', 'women'],
+    ['man', 'men'],
+    ['child', 'children'],
+    ['foot', 'feet'],
+    ['tooth', 'teeth'],
+    ['mouse', 'mice'],
+  ].flatMap(([a, b]) => [
+    [a, b],
+    [b, a],
+  ]),
+) as Record<string, string>;
+
+/** A word's irregular plural or singular, as an alternative of its group. */
+function irregular(tokens: readonly string[]): string[][] {
+  return tokens.flatMap((t) => (IRREGULAR[t] === undefined ? [] : [[stem(IRREGULAR[t])]]));
 }
 
 // Three to six capitals: "IVC", "PERC" (not "COVID-19" or "HbA1c"; two letters spell too much).
