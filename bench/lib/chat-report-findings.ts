@@ -64,7 +64,7 @@ function concurrent(r: ChatReport): string {
       `search waiting for it); then the passages read. node-postgres gives a freed connection to ` +
       `the query that has waited longest, so every search's later round trips queue behind the ` +
       `full-text statements of the whole burst (the last of them ends after ${ms(lexicalP99)} ms ` +
-      `at p99): the dense ranking waits p50 ${ms(step(c, 'dense ranking'))} ms, the passages read ` +
+      `at p99): the dense ranking (the freshness check) takes p50 ${ms(step(c, 'dense ranking'))} ms, the passages read ` +
       `p99 ${ms(step(c, 'passages read', 'p99'))} ms, and \`SearchService.search\` ends at p50 ` +
       `${ms(step(c, 'retrieval'))} ms for all of them alike, past the 5 s retrieval timeout: ` +
       `${String(base.timedOut)} of ${String(base.all)} turns answered without passages. The ` +
@@ -105,8 +105,9 @@ What to change (nothing in \`src/\` was changed by this benchmark):
    trips, the early turns get their passages in time, and the chat's short statements (question,
    history, answer) no longer queue behind searches. The "at most 4 chat searches" variant above is
    this, done by the benchmark's wrapper.
-2. **Stop the searches a turn gave up on.** \`ChatService.passages\` races the search against
-   \`retrievalTimeoutMs\` and leaves it running; pass the timeout's \`AbortSignal\` into
+2. **Stop the searches a turn gave up on.** \`retrieveWithin\` (\`src/modules/chat/turn-inputs.ts\`,
+   from \`ChatService.passages\`) races the search against \`retrievalTimeoutMs\` and leaves it
+   running; pass the timeout's \`AbortSignal\` into
    \`SearchService.search\`, check it before each round trip, and bound the full-text statement
    itself (\`SET LOCAL statement_timeout\` in a transaction, or node-postgres \`query_timeout\`),
    so the database stops working for turns that have already answered.
