@@ -7,6 +7,7 @@ import { Type, type Static } from 'typebox';
 export const ChatEnv = {
   CHAT_SENDS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
   CHAT_MAX_ACTIVE_ANSWERS: Type.Integer({ minimum: 1, maximum: 1000, default: 3 }),
+  CHAT_CONCURRENT_SEARCHES: Type.Integer({ minimum: 1, maximum: 1000, default: 4 }),
   WS_MAX_SOCKETS_PER_USER: Type.Integer({ minimum: 1, maximum: 100_000, default: 20 }),
   WS_IDLE_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 90_000 }),
   WS_MAX_FRAME_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024, default: 64 * 1024 }),
@@ -23,6 +24,7 @@ export interface ChatSettings {
   chat: {
     sendsPerMinute: number;
     maxActiveAnswers: number;
+    concurrentSearches: number;
     maxSocketsPerUser: number;
     idleTimeoutMs: number;
     maxFrameBytes: number;
@@ -35,6 +37,7 @@ export function chatConfig(env: ChatEnvValues): ChatSettings {
     chat: {
       sendsPerMinute: env.CHAT_SENDS_PER_MINUTE,
       maxActiveAnswers: env.CHAT_MAX_ACTIVE_ANSWERS,
+      concurrentSearches: env.CHAT_CONCURRENT_SEARCHES,
       maxSocketsPerUser: env.WS_MAX_SOCKETS_PER_USER,
       idleTimeoutMs: env.WS_IDLE_TIMEOUT_MS,
       maxFrameBytes: env.WS_MAX_FRAME_BYTES,

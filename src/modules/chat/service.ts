@@ -13,6 +13,7 @@ import type { AnswerFrame, DoneFrame, MessageSendFrame } from './protocol.js';
 import { doneFrame, retrieveWithin, threadHistory, within } from './turn-inputs.js';
 import { knowledgeSearchTool } from './tools/search.js';
 import type { Tool } from './tools/types.js';
+import { SearchGate } from './search-gate.js';
 import { runTurn, TURN_LIMITS, type TurnLimits } from './turn.js';
 
 export interface ChatLimits {
@@ -24,6 +25,8 @@ export interface ChatLimits {
   historyMessages: number;
   /** The knowledge-base search before the model runs; past it the turn goes on without passages. */
   retrievalTimeoutMs: number;
+  /** Turns' searches running at once on this instance; the others queue (their wait counts). */
+  concurrentSearches: number;
   turn: TurnLimits;
 }
 
@@ -33,6 +36,7 @@ export const CHAT_LIMITS: ChatLimits = {
   passages: 8,
   historyMessages: 20,
   retrievalTimeoutMs: 5000,
+  concurrentSearches: 4,
   turn: TURN_LIMITS,
 };
 
@@ -70,8 +74,11 @@ export class ChatService {
     { controller: AbortController; done: Promise<void> }
   >();
 
+  private readonly searches: SearchGate;
+
   constructor(readonly deps: ChatDeps) {
     this.limits = deps.limits ?? CHAT_LIMITS;
+    this.searches = new SearchGate(this.limits.concurrentSearches);
   }
 
   async send(userId: string, frame: MessageSendFrame): Promise<SendOutcome> {
@@ -169,7 +176,13 @@ export class ChatService {
   private async passages(question: StoredMessage, emit: (f: AnswerFrame) => void) {
     const { search, log } = this.deps;
     const { passages, retrievalTimeoutMs } = this.limits;
-    const found = await retrieveWithin(search, question.content, passages, retrievalTimeoutMs);
+    const found = await retrieveWithin(
+      this.searches,
+      search,
+      question.content,
+      passages,
+      retrievalTimeoutMs,
+    );
     if (found.ok) return found.passages;
     log.warn({ err: found.error }, 'knowledge-base retrieval failed; answering without passages');
     emit({

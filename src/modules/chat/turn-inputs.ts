@@ -4,6 +4,7 @@ import { toMessageDto, type StoredMessage } from '../conversations/schema.js';
 import type { SearchService } from '../knowledge/search.js';
 import type { DoneFrame } from './protocol.js';
 import { retrievePassages } from './retrieval.js';
+import type { SearchGate } from './search-gate.js';
 
 /** The thread before the question (user and assistant turns, at most `limit`), then the question. */
 export async function threadHistory(
@@ -27,20 +28,32 @@ export async function threadHistory(
 export type Retrieved =
   { ok: true; passages: Passage[] } | { ok: false; timedOut: boolean; error: unknown };
 
-/** The passages for a question, or why there are none (failed, or slower than `timeoutMs`). */
+/**
+ * The passages for a question, or why there are none: the search failed, or no slot of `gate`
+ * came free and the search did not finish within `timeoutMs` (waiting counts). A search given up
+ * on runs on in its slot, so the gate still bounds what the database is asked to do at once.
+ */
 export async function retrieveWithin(
+  gate: SearchGate,
   search: SearchService,
   query: string,
   limit: number,
   timeoutMs: number,
 ): Promise<Retrieved> {
-  const work = retrievePassages(search, query, { limit });
+  const deadline = performance.now() + timeoutMs;
+  const work = gate.run(() => retrievePassages(search, query, { limit }), deadline);
+  const timedOut = {
+    ok: false,
+    timedOut: true,
+    error: new Error('knowledge-base search timed out'),
+  } as const;
   try {
     if (!(await within(work, timeoutMs))) {
       work.catch(() => undefined);
-      return { ok: false, timedOut: true, error: new Error('knowledge-base search timed out') };
+      return timedOut;
     }
-    return { ok: true, passages: await work };
+    const passages = await work;
+    return passages === undefined ? timedOut : { ok: true, passages };
   } catch (error) {
     return { ok: false, timedOut: false, error };
   }

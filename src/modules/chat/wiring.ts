@@ -60,7 +60,11 @@ export function createChat(w: ChatWiring): Chat {
     pubsub,
     metrics: w.metrics,
     log,
-    limits: { ...CHAT_LIMITS, maxActivePerUser: config.chat.maxActiveAnswers },
+    limits: {
+      ...CHAT_LIMITS,
+      maxActivePerUser: config.chat.maxActiveAnswers,
+      concurrentSearches: config.chat.concurrentSearches,
+    },
   });
   const hub = new SocketHub({
     auth: w.auth,
