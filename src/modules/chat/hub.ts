@@ -137,7 +137,13 @@ export class SocketHub {
     const closing: Promise<void>[] = [];
     for (const entry of this.byUser.values()) {
       for (const conn of entry.sockets) {
-        closing.push(new Promise((resolve) => conn.ws.once('close', () => { resolve(); })));
+        closing.push(
+          new Promise((resolve) =>
+            conn.ws.once('close', () => {
+              resolve();
+            }),
+          ),
+        );
         conn.close(CLOSE.goingAway, 'Server shutting down');
       }
     }
