@@ -26,9 +26,10 @@ import { indexCorpus } from './lib/pipeline.js';
  * from `retrievePassages` (hybrid search, as a chat turn retrieves them), the answer streamed by
  * `ExtractiveProvider`. Per split: answerable questions whose answer carries the asked-for fact,
  * citation precision (each quoted sentence is in the passage its marker cites), refusals of
- * off-topic questions and false refusals of answerable ones. Tune on `dev` only.
+ * off-topic questions and false refusals of answerable ones. Tune on `tune` only (dev, heldout,
+ * heldout2); `heldout3` is for the report.
  *
- *   npx tsx eval/answers.ts [--misses] [--sweep] [--threshold 0.37] [--passages 8] [--split dev]
+ *   npx tsx eval/answers.ts [--misses] [--sweep] [--threshold 0.37] [--passages 8] [--split tune]
  */
 
 const here = import.meta.dirname;
@@ -77,7 +78,7 @@ async function retrieveAll(
   return passages;
 }
 
-/** The dev questions answered wrong: no fact, or an off-topic one answered. */
+/** The tuning questions answered wrong: no fact, or an off-topic one answered. */
 function printMisses(questions: readonly AnswerQuestion[], answers: string[], judged: Judged[]) {
   console.log('\ntuning misses (dev, heldout, heldout2)');
   questions.forEach((q, i) => {
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
       sweep: { type: 'boolean', default: false },
       threshold: { type: 'string' },
       passages: { type: 'string', default: '8' },
-      /** `dev` while tuning: held-out figures are for the report only. */
+      /** `tune` while tuning: heldout3 is for the report only. */
       split: { type: 'string' },
     },
   });
