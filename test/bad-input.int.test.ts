@@ -659,9 +659,9 @@ const INPUTS: Record<string, RouteInputs> = {
     auth: 'user',
     body: true,
     sample: () => ({ body: { title: 'A new conversation', folder_id: 'cardiology' } }),
+    // Without a title the conversation is untitled until its first chat question names it.
     cases: [
-      missing('title'),
-      invalid('an empty object', 'body.title', { title: undefined, folder_id: undefined }),
+      invalid('a null title', 'body.title', { title: null }),
       {
         name: 'a valid title with an invalid folder_id',
         status: 422,

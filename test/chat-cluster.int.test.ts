@@ -2,9 +2,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAiLlmProvider } from '../src/providers/llm/openai.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
-import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
+import { createUser, type TestUser } from './helpers/factories.js';
 import { OpenAiChatServer } from './helpers/openai-chat-server.js';
-import { ChatClient } from './helpers/ws-client.js';
+import { ChatClient, newConversation } from './helpers/ws-client.js';
 
 /**
  * Two app instances on one PostgreSQL database and one Redis act as one chat service: typing,
@@ -26,13 +26,7 @@ describe('two instances, one Redis', () => {
     return client;
   };
   const conversation = async () => {
-    const res = await one.app.inject({
-      method: 'POST',
-      url: '/conversations',
-      headers: bearer(user.access),
-      payload: {},
-    });
-    return dataOf<{ id: string }>(res).id;
+    return await newConversation(one.app, user.access);
   };
   const model = () =>
     new OpenAiLlmProvider({ baseUrl: llm.baseUrl, model: 'gpt-4o-mini', timeoutMs: 5000 });

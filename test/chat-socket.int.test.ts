@@ -1,9 +1,8 @@
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
 import { uploadNew, waitForJob } from './helpers/knowledge.js';
-import { ChatClient, type Frame } from './helpers/ws-client.js';
+import { ChatClient, listenLocal, type Frame } from './helpers/ws-client.js';
 
 /**
  * The chat socket (DECISIONS 4) through a real client against a listening server, with the
@@ -87,8 +86,7 @@ describe('chat socket', () => {
     other = await createUser(t.app, t.deps);
     const doc = await uploadNew(t.app, admin.access, { file: GUIDE, title: 'Diabetes and BP' });
     await waitForJob(t.app, admin.access, doc.job?.id ?? '', 'completed');
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    port = await listenLocal(t.app);
   });
   afterEach(async () => {
     // Each test's sockets close, so none counts against the next test's per-user limit.

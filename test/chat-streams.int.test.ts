@@ -1,10 +1,9 @@
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAiLlmProvider } from '../src/providers/llm/openai.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
 import { OpenAiChatServer } from './helpers/openai-chat-server.js';
-import { ChatClient, type Frame } from './helpers/ws-client.js';
+import { ChatClient, listenLocal, newConversation, type Frame } from './helpers/ws-client.js';
 
 /**
  * Answers outlive their sockets (DECISIONS 4): cancel, resume after a drop, and the socket limits,
@@ -35,13 +34,7 @@ describe.each(['postgres', 'pglite'] as const)('answers outlive sockets (%s)', (
     return client;
   };
   const conversation = async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/conversations',
-      headers: bearer(user.access),
-      payload: {},
-    });
-    return dataOf<{ id: string }>(res).id;
+    return await newConversation(t.app, user.access);
   };
   const stored = async (conversationId: string) => {
     const res = await t.app.inject({
@@ -59,8 +52,7 @@ describe.each(['postgres', 'pglite'] as const)('answers outlive sockets (%s)', (
       llm: new OpenAiLlmProvider({ baseUrl: llm.baseUrl, model: 'gpt-4o-mini', timeoutMs: 2000 }),
     });
     user = await createUser(t.app, t.deps);
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    port = await listenLocal(t.app);
   });
   afterAll(async () => {
     for (const c of clients) c.close();
@@ -213,15 +205,8 @@ describe('shutdown', () => {
     });
     try {
       const user = await createUser(t.app, t.deps);
-      await t.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (t.app.server.address() as AddressInfo).port;
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/conversations',
-        headers: bearer(user.access),
-        payload: {},
-      });
-      const conversationId = dataOf<{ id: string }>(res).id;
+      const port = await listenLocal(t.app);
+      const conversationId = await newConversation(t.app, user.access);
       // Far slower than the deadline: the answer is cancelled and stored as interrupted.
       llm.script({ kind: 'sse', fixture: 'text-with-usage.sse', delayMs: 400 });
       const client = await ChatClient.connect(port, user.access);
@@ -260,8 +245,7 @@ describe('socket limits', () => {
       },
     });
     user = await createUser(t.app, t.deps);
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (t.app.server.address() as AddressInfo).port;
+    port = await listenLocal(t.app);
   });
   afterAll(async () => {
     await t.close();
@@ -269,13 +253,7 @@ describe('socket limits', () => {
   });
 
   it('one answer at a time, then the send rate: RATE_LIMITED frames, the socket stays open', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/conversations',
-      headers: bearer(user.access),
-      payload: {},
-    });
-    const conversationId = dataOf<{ id: string }>(res).id;
+    const conversationId = await newConversation(t.app, user.access);
     const a = await connect();
     const send = (ref: string) => {
       a.send({

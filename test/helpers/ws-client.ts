@@ -1,4 +1,6 @@
+import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
+import type { App } from '../../src/platform/http/types.js';
 
 export type Frame = Record<string, unknown> & { type: string };
 
@@ -83,4 +85,22 @@ export class ChatClient {
   close(): void {
     this.ws.close();
   }
+}
+
+/** Listens on a free local port; returns it. */
+export async function listenLocal(app: App): Promise<number> {
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return (app.server.address() as AddressInfo).port;
+}
+
+/** POST /conversations (untitled unless `title` is given); returns the new id. */
+export async function newConversation(app: App, token: string, title?: string): Promise<string> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/conversations',
+    headers: { authorization: `Bearer ${token}` },
+    payload: title === undefined ? {} : { title },
+  });
+  if (res.statusCode !== 201) throw new Error(`conversation not created: ${res.body}`);
+  return (JSON.parse(res.body) as { data: { id: string } }).data.id;
 }
