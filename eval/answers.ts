@@ -27,7 +27,7 @@ import { indexCorpus } from './lib/pipeline.js';
  * `ExtractiveProvider`. Per split: answerable questions whose answer carries the asked-for fact,
  * citation precision (each quoted sentence is in the passage its marker cites), refusals of
  * off-topic questions and false refusals of answerable ones. Tune on `tune` only (dev, heldout,
- * heldout2); `heldout3` is for the report.
+ * heldout2, heldout3); `heldout4` is for the report.
  *
  *   npx tsx eval/answers.ts [--misses] [--sweep] [--threshold 0.37] [--passages 8] [--split tune]
  */
@@ -80,7 +80,7 @@ async function retrieveAll(
 
 /** The tuning questions answered wrong: no fact, or an off-topic one answered. */
 function printMisses(questions: readonly AnswerQuestion[], answers: string[], judged: Judged[]) {
-  console.log('\ntuning misses (dev, heldout, heldout2)');
+  console.log('\ntuning misses (dev, heldout, heldout2, heldout3)');
   questions.forEach((q, i) => {
     const j = judged[i];
     if (!inSplit(q, 'tune') || j === undefined) return;
@@ -97,7 +97,7 @@ async function main(): Promise<void> {
       sweep: { type: 'boolean', default: false },
       threshold: { type: 'string' },
       passages: { type: 'string', default: '8' },
-      /** `tune` while tuning: heldout3 is for the report only. */
+      /** `tune` while tuning: heldout4 is for the report only. */
       split: { type: 'string' },
     },
   });

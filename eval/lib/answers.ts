@@ -4,7 +4,7 @@ import type { Passage } from '../../src/providers/llm/types.js';
 /** A question of eval/answers.json: answerable (doc_key, answer_contains) or off-topic. */
 export interface AnswerQuestion {
   id: string;
-  split: 'dev' | 'heldout' | 'heldout2' | 'heldout3';
+  split: 'dev' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4';
   question: string;
   doc_key?: string;
   /** The asked-for fact: an exact substring the answer must carry. */
@@ -14,12 +14,20 @@ export interface AnswerQuestion {
 }
 
 /**
- * The splits reported. `tune` (dev, heldout and heldout2: all three seen, now tuned on) is what
- * every tuning decision is made on; `heldout3` is blind; `all` is every question.
+ * The splits reported. `tune` (dev, heldout, heldout2 and heldout3: all four seen, now tuned on)
+ * is what every tuning decision is made on; `heldout4` is blind; `all` is every question.
  */
-export const SPLITS = ['tune', 'dev', 'heldout', 'heldout2', 'heldout3', 'all'] as const;
+export const SPLITS = [
+  'tune',
+  'dev',
+  'heldout',
+  'heldout2',
+  'heldout3',
+  'heldout4',
+  'all',
+] as const;
 
-const TUNING: ReadonlySet<string> = new Set(['dev', 'heldout', 'heldout2']);
+const TUNING: ReadonlySet<string> = new Set(['dev', 'heldout', 'heldout2', 'heldout3']);
 
 /** Whether a question belongs to a split name of `SPLITS` (or to that one split). */
 export function inSplit(q: AnswerQuestion, split: string): boolean {
