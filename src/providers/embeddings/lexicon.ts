@@ -8,9 +8,11 @@
  * queries alike (src/modules/knowledge/abbreviations.ts, with case rules this list cannot have:
  * "CAP" is pneumonia, "cap" is not). The knowledge search also adds these synonyms to its
  * full-text queries. Changing this list changes the vectors: bump the model version in hashed.ts.
+ * Everyday words for clinical concepts ("jab", "finger-prick", "rehab") are in lexicon-lay.ts.
  */
-/** Lay or alternative wording → the term clinical text usually uses (both kept). */
-export const SYNONYMS: Readonly<Record<string, string>> = {
+import { LAY_TERMS } from './lexicon-lay.js';
+
+const CORE: Readonly<Record<string, string>> = {
   'heart attack': 'myocardial infarction',
   'high blood pressure': 'hypertension',
   'low blood pressure': 'hypotension',
@@ -101,7 +103,6 @@ export const SYNONYMS: Readonly<Record<string, string>> = {
   smoking: 'tobacco smoker',
   'quit smoking': 'smoking cessation',
   drip: 'intravenous infusion',
-  jab: 'injection',
   shot: 'injection',
   dose: 'dosing',
   stop: 'discontinue',
@@ -127,3 +128,6 @@ export const SYNONYMS: Readonly<Record<string, string>> = {
   antibiotic: 'antimicrobial',
   antibiotics: 'antimicrobial',
 };
+
+/** Lay or alternative wording → the term clinical text usually uses (both kept). */
+export const SYNONYMS: Readonly<Record<string, string>> = { ...CORE, ...LAY_TERMS };

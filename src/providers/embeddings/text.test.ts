@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { LAY_TERMS } from './lexicon-lay.js';
+import { SYNONYMS } from './lexicon.js';
 import { analyse, expansions, fold, stem, tokenize } from './text.js';
 
 describe('text analysis', () => {
@@ -39,5 +41,27 @@ describe('text analysis', () => {
       ['dosing'],
       ['anticoagulant'],
     ]);
+  });
+
+  it('expands everyday words for clinical concepts', () => {
+    expect(expansions(tokenize('a jab for pensioners'))).toEqual([
+      ['injection', 'vaccination'],
+      ['older', 'people', 'aged', '65'],
+    ]);
+    expect(expansions(tokenize('a finger-prick reading'))).toEqual([['capillary', 'glucose']]);
+    expect(expansions(tokenize('lost a kilo after rehab'))).toEqual([['kg'], ['rehabilitation']]);
+    expect(expansions(tokenize('on a water tablet and a blood thinner'))).toEqual([
+      ['diuretic'],
+      ['oral'],
+      ['anticoagulant'],
+    ]);
+  });
+
+  it('writes every lexicon key as the tokens it is matched against', () => {
+    expect(Object.keys(LAY_TERMS).length).toBeGreaterThanOrEqual(100);
+    for (const [key, value] of Object.entries(SYNONYMS)) {
+      expect(tokenize(key).join(' ')).toBe(key);
+      expect(tokenize(value).join(' ')).toBe(value);
+    }
   });
 });

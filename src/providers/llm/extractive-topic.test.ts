@@ -58,12 +58,17 @@ describe('ExtractiveProvider: an absent topic name against an absent ordinary wo
 
   it('answers a lay rewording but refuses an uncovered condition', () => {
     const provider = new ExtractiveProvider();
-    expect(answer(provider, 'How much drug Y per kilo?')).toContain('5 mg per kg');
+    expect(answer(provider, 'How much drug Y per pound?')).toContain('5 mg per kg');
     expect(answer(provider, 'How much drug Y for someone with glaucoma?')).toBe(NO_ANSWER);
+  });
+
+  it('finds a lay word through the lexicon: "kilo" is "kg"', () => {
+    const provider = new ExtractiveProvider({ tuning: { plainAbsentWeight: 8 } });
+    expect(answer(provider, 'How much drug Y per kilo?')).toContain('5 mg per kg');
   });
 
   it('refuses both when an ordinary absent word weighs as much as a topic', () => {
     const provider = new ExtractiveProvider({ tuning: { plainAbsentWeight: 8 } });
-    expect(answer(provider, 'How much drug Y per kilo?')).toBe(NO_ANSWER);
+    expect(answer(provider, 'How much drug Y per pound?')).toBe(NO_ANSWER);
   });
 });
