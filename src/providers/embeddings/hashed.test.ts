@@ -14,9 +14,9 @@ describe('HashedEmbeddings', () => {
   const provider = new HashedEmbeddings();
 
   it('names the model with its version and size', () => {
-    expect(provider.model).toBe('hashed-ngrams-v2-768');
+    expect(provider.model).toBe('hashed-ngrams-v3-768');
     expect(provider.dimensions).toBe(768);
-    expect(new HashedEmbeddings({ dimensions: 512 }).model).toBe('hashed-ngrams-v2-512');
+    expect(new HashedEmbeddings({ dimensions: 512 }).model).toBe('hashed-ngrams-v3-512');
   });
 
   it('rejects unusable sizes', () => {

@@ -30,8 +30,9 @@ export interface HashedEmbeddingsOptions {
 /**
  * Bump when features, weights, lexicon or hashing change: stored vectors become incomparable.
  * v2: the lexicon's abbreviations removed (callers expand abbreviations before embedding).
+ * v3: everyday lay words added to the lexicon (lexicon-lay.ts).
  */
-const VERSION = 'v2';
+const VERSION = 'v3';
 const DEFAULT_DIMENSIONS = 768;
 // Chosen on the dev questions of eval/ (see eval/README.md): char n-grams at half weight keep
 // morphology without letting common word shapes dominate.

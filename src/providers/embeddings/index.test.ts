@@ -7,7 +7,7 @@ describe('createEmbeddings', () => {
   it('builds the offline hashed embedder by default settings', () => {
     const provider = createEmbeddings({ provider: 'hashed' });
     expect(provider).toBeInstanceOf(HashedEmbeddings);
-    expect(provider.model).toBe('hashed-ngrams-v2-768');
+    expect(provider.model).toBe('hashed-ngrams-v3-768');
     expect(createEmbeddings({ provider: 'hashed', dimensions: 256 }).dimensions).toBe(256);
   });
 
