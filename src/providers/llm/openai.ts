@@ -61,7 +61,7 @@ export class OpenAiLlmProvider implements LlmProvider {
       baseURL: options.baseUrl,
       // The SDK insists on a key; without one the header is removed below.
       apiKey: this.#apiKey === '' ? 'unused' : this.#apiKey,
-      // Everything explicit, so the SDK reads nothing from process.env (config.ts does that).
+      // Everything explicit, so the SDK reads nothing from the environment (config.ts does that).
       organization: null,
       project: null,
       logLevel: 'off',
