@@ -8,7 +8,7 @@ import type { PubSub } from '../../platform/pubsub.js';
 import type { RateLimiter, RateLimitRule } from '../../platform/rate-limit.js';
 import type { AuthService, AuthUser } from '../auth/service.js';
 import { ChatConnection, CLOSE } from './connection.js';
-import type { DoneFrame } from './protocol.js';
+import { userChannel, type UserEvent } from './channels.js';
 import type { ChatService } from './service.js';
 
 export const CHAT_PATHS = ['/ws', '/api/realtime/ws'] as const;
@@ -33,10 +33,6 @@ export const SOCKET_LIMITS: SocketLimits = {
   maxSocketsPerUser: 20,
   sendsPerMinute: 30,
 };
-
-type UserEvent =
-  | { kind: 'typing'; from: string; conversation_id: string; active: boolean }
-  | { kind: 'done'; frame: DoneFrame };
 
 export interface HubDeps {
   auth: AuthService;
@@ -118,11 +114,6 @@ export class SocketHub {
         `At most ${String(this.sendRule.max)} messages a minute; try again in ${String(seconds)} s`,
       );
     }
-  }
-
-  /** Announces a stored answer to the user's sockets that do not follow it. */
-  announce(userId: string, frame: DoneFrame): void {
-    this.deps.pubsub.publish(userChannel(userId), { kind: 'done', frame } satisfies UserEvent);
   }
 
   get size(): number {
@@ -240,5 +231,3 @@ export class SocketHub {
     }
   }
 }
-
-const userChannel = (userId: string) => `chat:user:${userId}`;

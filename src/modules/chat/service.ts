@@ -9,6 +9,7 @@ import { MAIN_BRANCH, type MessageService } from '../conversations/messages.js';
 import type { StoredMessage } from '../conversations/schema.js';
 import type { ConversationsService } from '../conversations/service.js';
 import type { AnswerStreams, Follow, Sequenced } from './answer-streams.js';
+import { cancelChannel, userChannel, type UserEvent } from './channels.js';
 import type { AnswerFrame, DoneFrame, MessageSendFrame } from './protocol.js';
 import { doneFrame, retrieveWithin, threadHistory, within } from './turn-inputs.js';
 import { knowledgeSearchTool } from './tools/search.js';
@@ -52,14 +53,10 @@ export interface ChatDeps {
   metrics: Metrics;
   log: Logger;
   limits?: ChatLimits;
-  /** Told of every stored answer (the socket hub announces it to the user's other sockets). */
-  onAnswered?: (userId: string, done: DoneFrame) => void;
 }
 
 /** What a `message_send` leads to: an answer to follow, or a turn that is already complete. */
 export type SendOutcome = { follow: string } | { done: DoneFrame };
-
-const cancelChannel = (messageId: string) => `chat:cancel:${messageId}`;
 
 /**
  * Chat turns (DECISIONS 4): stores the question, runs the answer detached from any socket (a
@@ -279,7 +276,11 @@ export class ChatService {
       });
       const done = doneFrame(question, stored.message);
       emit(done);
-      this.deps.onAnswered?.(userId, done);
+      // The user's sockets that did not follow the answer hear of it too (socket hub).
+      this.deps.pubsub.publish(userChannel(userId), {
+        kind: 'done',
+        frame: done,
+      } satisfies UserEvent);
     } catch (err) {
       this.deps.log.error({ err, messageId }, 'storing a chat answer failed');
       emit({

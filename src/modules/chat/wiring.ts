@@ -82,9 +82,6 @@ export function createChat(w: ChatWiring): Chat {
       sendsPerMinute: config.chat.sendsPerMinute,
     },
   });
-  service.deps.onAnswered = (userId, done) => {
-    hub.announce(userId, done);
-  };
   return {
     service,
     hub,
