@@ -146,6 +146,22 @@ describe.each(['postgres', 'pglite'] as const)('answers outlive sockets (%s)', (
     );
   });
 
+  it('tool arguments the model garbled are refused without running the tool', async () => {
+    llm.script(
+      { kind: 'sse', fixture: 'tool-call-invalid-json.sse' },
+      { kind: 'sse', fixture: 'text-with-usage.sse' },
+    );
+    const conversationId = await conversation();
+    const a = await connect();
+    a.send({ type: 'message_send', conversation_id: conversationId, content: 'Metformin?' });
+    await a.next((f) => f.type === 'message_done');
+    const [result] = a.ofType('tool_result').map((f) => f.call as Record<string, unknown>);
+    expect(result).toMatchObject({
+      result: null,
+      error: { code: 'TOOL_ERROR', message: 'the arguments were not valid JSON' },
+    });
+  });
+
   it('stops offering tools after five rounds', async () => {
     const TOOLS = { kind: 'sse', fixture: 'tool-calls-parallel.sse' } as const;
     llm.script(TOOLS, TOOLS, TOOLS, TOOLS, TOOLS, TOOLS, {

@@ -1,5 +1,6 @@
 import type { LlmMessage, LlmProvider, LlmToolCall, Passage } from '../../providers/llm/types.js';
 import { ProviderError } from '../../providers/llm/types.js';
+import { hasInvalidArguments, INVALID_ARGUMENTS } from '../../providers/llm/index.js';
 import { streamWithRetry } from '../../providers/llm/retry.js';
 import type { ToolCallDto } from '../conversations/schema.js';
 import { CitationMarkers } from './citations.js';
@@ -155,6 +156,8 @@ async function runTool(
   const tool = tools.find((t) => t.definition.name === call.name);
   try {
     if (tool === undefined) throw new ToolError(`Unknown tool ${call.name}`);
+    // The provider marks arguments it could not parse; no tool is run on them.
+    if (hasInvalidArguments(call)) throw new ToolError(String(call.arguments[INVALID_ARGUMENTS]));
     const signal = AbortSignal.any([input.signal, AbortSignal.timeout(timeoutMs)]);
     record.result = await abortable(
       tool.run(call.arguments, { userId: input.userId, signal }),
