@@ -30,10 +30,7 @@ export function knowledgeSearchTool(search: SearchService, passages: Passage[]):
     },
     async run(args) {
       const { query, limit } = checkArguments(args);
-      const found = await retrievePassages(search, query, {
-        limit,
-        startAt: passages.length + 1,
-      });
+      const found = await retrievePassages(search, query, { limit });
       const results = found.map((p) => {
         const known = passages.find((q) => q.chunkId === p.chunkId);
         if (known !== undefined) return known;
