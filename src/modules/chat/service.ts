@@ -11,7 +11,7 @@ import type { ConversationsService } from '../conversations/service.js';
 import type { AnswerStreams, Follow, Sequenced } from './answer-streams.js';
 import { cancelChannel, userChannel, type UserEvent } from './channels.js';
 import type { AnswerFrame, DoneFrame, MessageSendFrame } from './protocol.js';
-import { doneFrame, retrieveWithin, threadHistory, within } from './turn-inputs.js';
+import { doneFrame, threadHistory, TurnRetrieval, within } from './turn-inputs.js';
 import { knowledgeSearchTool } from './tools/search.js';
 import type { Tool } from './tools/types.js';
 import { SearchGate } from './search-gate.js';
@@ -71,11 +71,16 @@ export class ChatService {
     { controller: AbortController; done: Promise<void> }
   >();
 
-  private readonly searches: SearchGate;
+  private readonly retrieval: TurnRetrieval;
 
   constructor(readonly deps: ChatDeps) {
     this.limits = deps.limits ?? CHAT_LIMITS;
-    this.searches = new SearchGate(this.limits.concurrentSearches);
+    this.retrieval = new TurnRetrieval(
+      deps.search,
+      new SearchGate(this.limits.concurrentSearches),
+      this.limits,
+      deps.log,
+    );
   }
 
   async send(userId: string, frame: MessageSendFrame): Promise<SendOutcome> {
@@ -169,30 +174,6 @@ export class ChatService {
     return question === undefined ? undefined : doneFrame(question, answer);
   }
 
-  /** The turn's passages; without them (search failed or too slow) it goes on, and says so. */
-  private async passages(question: StoredMessage, emit: (f: AnswerFrame) => void) {
-    const { search, log } = this.deps;
-    const { passages, retrievalTimeoutMs } = this.limits;
-    const found = await retrieveWithin(
-      this.searches,
-      search,
-      question.content,
-      passages,
-      retrievalTimeoutMs,
-    );
-    if (found.ok) return found.passages;
-    log.warn({ err: found.error }, 'knowledge-base retrieval failed; answering without passages');
-    emit({
-      type: 'error',
-      code: 'KB_TIMEOUT',
-      message: found.timedOut
-        ? 'The knowledge base did not answer in time'
-        : 'The knowledge base could not be searched',
-      request_ref: question.id,
-    });
-    return [];
-  }
-
   /** Opens the answer's stream and starts it; returns its id. */
   private async start(userId: string, question: StoredMessage): Promise<string> {
     const messageId = randomUUID();
@@ -236,7 +217,7 @@ export class ChatService {
       .titleFromQuestion(userId, question.conversationId, question.content)
       .catch(() => undefined);
     const history = await threadHistory(messages, userId, question, this.limits.historyMessages);
-    const passages = await this.passages(question, emit);
+    const passages = await this.retrieval.forQuestion(question, emit);
     const outcome = await runTurn(
       llm,
       {
@@ -246,7 +227,7 @@ export class ChatService {
         userMessageId: question.id,
         history,
         passages,
-        tools: [knowledgeSearchTool(this.deps.search, passages), ...this.deps.tools],
+        tools: [knowledgeSearchTool(this.retrieval.forTool, passages), ...this.deps.tools],
         signal,
         startedAt,
         emit,

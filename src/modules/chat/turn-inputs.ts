@@ -1,10 +1,12 @@
+import type { Logger } from '../../platform/logger.js';
 import type { LlmMessage, Passage } from '../../providers/llm/types.js';
 import type { MessageService } from '../conversations/messages.js';
 import { toMessageDto, type StoredMessage } from '../conversations/schema.js';
 import type { SearchService } from '../knowledge/search.js';
-import type { DoneFrame } from './protocol.js';
+import type { AnswerFrame, DoneFrame } from './protocol.js';
 import { retrievePassages } from './retrieval.js';
 import type { SearchGate } from './search-gate.js';
+import { ToolError } from './tools/types.js';
 
 /** The thread before the question (user and assistant turns, at most `limit`), then the question. */
 export async function threadHistory(
@@ -25,37 +27,75 @@ export async function threadHistory(
   return [...earlier, { role: 'user', content: question.content }];
 }
 
-export type Retrieved =
+type Retrieved =
   { ok: true; passages: Passage[] } | { ok: false; timedOut: boolean; error: unknown };
 
 /**
- * The passages for a question, or why there are none: the search failed, or no slot of `gate`
- * came free and the search did not finish within `timeoutMs` (waiting counts). A search given up
- * on runs on in its slot, so the gate still bounds what the database is asked to do at once.
+ * A turn's knowledge-base searches, all through one gate (`SearchGate`): the search for the
+ * question before the model runs, and the model's own `search_knowledge_base` calls. Waiting for
+ * a slot counts against `retrievalTimeoutMs`.
  */
-export async function retrieveWithin(
-  gate: SearchGate,
-  search: SearchService,
-  query: string,
-  limit: number,
-  timeoutMs: number,
-): Promise<Retrieved> {
-  const deadline = performance.now() + timeoutMs;
-  const work = gate.run(() => retrievePassages(search, query, { limit }), deadline);
-  const timedOut = {
-    ok: false,
-    timedOut: true,
-    error: new Error('knowledge-base search timed out'),
-  } as const;
-  try {
-    if (!(await within(work, timeoutMs))) {
-      work.catch(() => undefined);
-      return timedOut;
+export class TurnRetrieval {
+  constructor(
+    private readonly search: SearchService,
+    private readonly gate: SearchGate,
+    private readonly limits: { passages: number; retrievalTimeoutMs: number },
+    private readonly log: Logger,
+  ) {}
+
+  /** The question's passages; without them (search failed or too slow) the turn goes on, and says so. */
+  async forQuestion(question: StoredMessage, emit: (f: AnswerFrame) => void): Promise<Passage[]> {
+    const found = await this.within(question.content, this.limits.passages);
+    if (found.ok) return found.passages;
+    this.log.warn(
+      { err: found.error },
+      'knowledge-base retrieval failed; answering without passages',
+    );
+    emit({
+      type: 'error',
+      code: 'KB_TIMEOUT',
+      message: found.timedOut
+        ? 'The knowledge base did not answer in time'
+        : 'The knowledge base could not be searched',
+      request_ref: question.id,
+    });
+    return [];
+  }
+
+  /** For the search tool: a failure is the tool's error. */
+  readonly forTool = async (query: string, limit: number): Promise<Passage[]> => {
+    const found = await this.within(query, limit);
+    if (found.ok) return found.passages;
+    throw new ToolError(
+      found.timedOut
+        ? 'The knowledge base did not answer in time'
+        : 'The knowledge base could not be searched',
+    );
+  };
+
+  /**
+   * The passages, or why there are none. A search given up on runs on in its slot, so the gate
+   * still bounds what the database is asked to do at once.
+   */
+  private async within(query: string, limit: number): Promise<Retrieved> {
+    const { retrievalTimeoutMs } = this.limits;
+    const deadline = performance.now() + retrievalTimeoutMs;
+    const work = this.gate.run(() => retrievePassages(this.search, query, { limit }), deadline);
+    const timedOut = {
+      ok: false,
+      timedOut: true,
+      error: new Error('knowledge-base search timed out'),
+    } as const;
+    try {
+      if (!(await within(work, retrievalTimeoutMs))) {
+        work.catch(() => undefined);
+        return timedOut;
+      }
+      const passages = await work;
+      return passages === undefined ? timedOut : { ok: true, passages };
+    } catch (error) {
+      return { ok: false, timedOut: false, error };
     }
-    const passages = await work;
-    return passages === undefined ? timedOut : { ok: true, passages };
-  } catch (error) {
-    return { ok: false, timedOut: false, error };
   }
 }
 

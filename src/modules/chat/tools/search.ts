@@ -1,7 +1,8 @@
 import type { Passage } from '../../../providers/llm/types.js';
-import type { SearchService } from '../../knowledge/search.js';
-import { retrievePassages } from '../retrieval.js';
 import { ToolError, type Tool } from './types.js';
+
+/** A knowledge-base search as the turn runs it (through the chat's search gate). */
+export type Retrieve = (query: string, limit: number) => Promise<Passage[]>;
 
 const MAX_QUERY_CHARS = 500;
 const MAX_RESULTS = 10;
@@ -11,7 +12,7 @@ const TEXT_CHARS = 1200;
  * `search_knowledge_base` for one turn: what it finds joins the turn's passages (numbered after
  * them; a chunk already among them keeps its number), so the model can cite it as `[n]`.
  */
-export function knowledgeSearchTool(search: SearchService, passages: Passage[]): Tool {
+export function knowledgeSearchTool(retrieve: Retrieve, passages: Passage[]): Tool {
   return {
     definition: {
       name: 'search_knowledge_base',
@@ -30,7 +31,7 @@ export function knowledgeSearchTool(search: SearchService, passages: Passage[]):
     },
     async run(args) {
       const { query, limit } = checkArguments(args);
-      const found = await retrievePassages(search, query, { limit });
+      const found = await retrieve(query, limit);
       const results = found.map((p) => {
         const known = passages.find((q) => q.chunkId === p.chunkId);
         if (known !== undefined) return known;
