@@ -1,5 +1,5 @@
 import { Type, type Static, type TProperties } from 'typebox';
-import { strictAjv } from '../../platform/http/validation.js';
+import { frameParser, type Parsed as ParsedFrame } from '../../platform/ws/frames.js';
 import {
   BranchId,
   MessageText,
@@ -119,51 +119,7 @@ export type ServerFrame =
   | { type: 'typing'; conversation_id: string; user_id: string; active: boolean }
   | { type: 'pong'; ts: number | string | null };
 
-export type Parsed =
-  { ok: true; frame: ClientFrame } | { ok: false; message: string; requestRef: string | undefined };
-
-const ajv = strictAjv();
-const validators = new Map(
-  Object.entries(SCHEMAS).map(([type, schema]) => [type, ajv.compile(schema)]),
-);
+export type Parsed = ParsedFrame<ClientFrame>;
 
 /** Parses and checks one text frame; never throws. */
-export function parseClientFrame(text: string): Parsed {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { ok: false, message: 'Frame is not valid JSON', requestRef: undefined };
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { ok: false, message: 'Frame must be a JSON object', requestRef: undefined };
-  }
-  const record = value as Record<string, unknown>;
-  const ref = typeof record.request_ref === 'string' ? record.request_ref.slice(0, 128) : undefined;
-  const type = record.type;
-  const validate = typeof type === 'string' ? validators.get(type) : undefined;
-  if (validate === undefined) {
-    const known = Object.keys(SCHEMAS).join(', ');
-    return { ok: false, message: `Unknown frame type; expected one of ${known}`, requestRef: ref };
-  }
-  if (!validate(value)) return { ok: false, message: describe(validate.errors), requestRef: ref };
-  return { ok: true, frame: value as ClientFrame };
-}
-
-function describe(
-  errors:
-    | { instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }[]
-    | null
-    | undefined,
-): string {
-  const e = errors?.[0];
-  if (e === undefined) return 'Frame is invalid';
-  const field = e.instancePath.split('/').filter(Boolean).join('.');
-  if (e.keyword === 'additionalProperties') {
-    return `${String(e.params.additionalProperty)} is not an allowed field`;
-  }
-  if (e.keyword === 'required') return `${String(e.params.missingProperty)} is required`;
-  if (e.keyword === 'pattern')
-    return `${field} is blank or contains characters that are not allowed`;
-  return `${field === '' ? 'frame' : field} ${e.message ?? 'is invalid'}`;
-}
+export const parseClientFrame: (text: string) => Parsed = frameParser<ClientFrame>(SCHEMAS);
