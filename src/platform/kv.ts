@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 
 /**
  * The small shared state the service keeps outside the database: fixed-window counters (rate
- * limits) and expiring flags (token revocation). Redis when configured, so every instance sees the
+ * limits), expiring flags (token revocation) and expiring values (voice sessions). Redis when configured, so every instance sees the
  * same state; otherwise an in-process map with the same behaviour.
  */
 export interface KeyValueStore {
@@ -16,6 +16,10 @@ export interface KeyValueStore {
   setFlag(key: string, ttlSeconds: number): Promise<void>;
   /** True when any of the keys is set and unexpired. */
   anyFlag(keys: readonly string[]): Promise<boolean>;
+  /** Stores an expiring value (replacing any). */
+  put(key: string, value: string, ttlMs: number): Promise<void>;
+  /** The unexpired value at `key`. */
+  get(key: string): Promise<string | undefined>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -82,6 +86,10 @@ export function redisStore(redis: Redis): KeyValueStore {
       await client.set(key, '1', 'EX', Math.max(1, Math.ceil(ttlSeconds)));
     },
     anyFlag: async (keys) => keys.length > 0 && (await client.exists(...keys)) > 0,
+    put: async (key, value, ttlMs) => {
+      await client.set(key, value, 'PX', Math.max(1, Math.ceil(ttlMs)));
+    },
+    get: async (key) => (await client.get(key)) ?? undefined,
     ping: async () => {
       await client.ping();
     },
@@ -96,11 +104,15 @@ export function redisStore(redis: Redis): KeyValueStore {
 /** In-process store for a single instance; expired entries are swept once a minute. */
 export function memoryStore(now: () => number = Date.now): KeyValueStore {
   const counters = new Map<string, { count: number; expiresAt: number }>();
-  const flags = new Map<string, number>();
+  const values = new Map<string, { value: string; expiresAt: number }>();
+  const live = (key: string) => {
+    const entry = values.get(key);
+    return entry !== undefined && entry.expiresAt > now() ? entry.value : undefined;
+  };
   const sweep = setInterval(() => {
     const t = now();
     for (const [k, v] of counters) if (v.expiresAt <= t) counters.delete(k);
-    for (const [k, exp] of flags) if (exp <= t) flags.delete(k);
+    for (const [k, v] of values) if (v.expiresAt <= t) values.delete(k);
   }, 60_000);
   sweep.unref();
   return {
@@ -116,13 +128,15 @@ export function memoryStore(now: () => number = Date.now): KeyValueStore {
       return Promise.resolve(entry.count);
     },
     setFlag: (key, ttlSeconds) => {
-      flags.set(key, now() + ttlSeconds * 1000);
+      values.set(key, { value: '1', expiresAt: now() + ttlSeconds * 1000 });
       return Promise.resolve();
     },
-    anyFlag: (keys) => {
-      const t = now();
-      return Promise.resolve(keys.some((k) => (flags.get(k) ?? 0) > t));
+    anyFlag: (keys) => Promise.resolve(keys.some((k) => live(k) !== undefined)),
+    put: (key, value, ttlMs) => {
+      values.set(key, { value, expiresAt: now() + ttlMs });
+      return Promise.resolve();
     },
+    get: (key) => Promise.resolve(live(key)),
     ping: () => Promise.resolve(),
     close: () => {
       clearInterval(sweep);
