@@ -15,7 +15,7 @@ import { doneFrame, threadHistory, TurnRetrieval, within } from './turn-inputs.j
 import { knowledgeSearchTool } from './tools/search.js';
 import type { Tool } from './tools/types.js';
 import { SearchGate } from './search-gate.js';
-import { runTurn, TURN_LIMITS, type TurnLimits } from './turn.js';
+import { runTurn, TURN_LIMITS, type TurnLimits, type TurnOutcome } from './turn.js';
 
 export interface ChatLimits {
   /** Answers generating at once per user on this instance. */
@@ -201,18 +201,20 @@ export class ChatService {
     return messageId;
   }
 
-  private async answer(
+  /**
+   * The model's answer to a stored question: the thread's history, the knowledge-base passages,
+   * the tools, the model, the first-chunk metric. Frames go to `emit`; nothing is stored. The chat
+   * socket's turns and the voice pipeline's both run through here.
+   */
+  async generate(
     userId: string,
     question: StoredMessage,
     messageId: string,
     signal: AbortSignal,
-  ): Promise<void> {
-    const { streams, messages, conversations, metrics, llm } = this.deps;
+    emit: (frame: AnswerFrame) => void,
+  ): Promise<TurnOutcome> {
+    const { messages, conversations, metrics, llm } = this.deps;
     const startedAt = performance.now();
-    let seq = 0;
-    const emit = (frame: AnswerFrame) => {
-      streams.append(messageId, ++seq, frame);
-    };
     void conversations
       .titleFromQuestion(userId, question.conversationId, question.content)
       .catch(() => undefined);
@@ -236,6 +238,21 @@ export class ChatService {
     );
     if (outcome.firstChunkMs !== undefined)
       metrics.chatFirstChunk.observe(outcome.firstChunkMs / 1000);
+    return outcome;
+  }
+
+  private async answer(
+    userId: string,
+    question: StoredMessage,
+    messageId: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { streams, messages } = this.deps;
+    let seq = 0;
+    const emit = (frame: AnswerFrame) => {
+      streams.append(messageId, ++seq, frame);
+    };
+    const outcome = await this.generate(userId, question, messageId, signal, emit);
     if (outcome.error !== undefined) {
       this.deps.log.warn({ err: outcome.error, messageId }, 'language model failed mid-turn');
       emit({
