@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { heardText } from './heard.js';
+import { SentenceSplitter } from './sentences.js';
+
+/** Feeds `text` in pieces of `size` characters, as a model streams it. */
+function split(text: string, size: number, maxChars?: number): string[] {
+  const s = new SentenceSplitter(maxChars);
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(...s.push(text.slice(i, i + size)));
+  return [...out, ...s.flush()];
+}
+
+describe('SentenceSplitter', () => {
+  const answer =
+    'Offer metformin 500 mg twice daily. [1] Review HbA1c after 3 to 6 months, e.g. at 3.5 months. [2] ' +
+    'Is the eGFR below 30? Stop it! Done.';
+  const want = [
+    'Offer metformin 500 mg twice daily. [1]',
+    'Review HbA1c after 3 to 6 months, e.g. at 3.5 months. [2]',
+    'Is the eGFR below 30?',
+    'Stop it!',
+    'Done.',
+  ];
+
+  it.each([1, 2, 3, 7, 1000])('splits the same whatever the piece size (%i)', (size) => {
+    expect(split(answer, size)).toEqual(want);
+  });
+
+  it('keeps several markers with their sentence', () => {
+    expect(split('First point. [1] [3] Second point. [2, 4]', 4)).toEqual([
+      'First point. [1] [3]',
+      'Second point. [2, 4]',
+    ]);
+  });
+
+  it('does not wait for the next sentence once a paragraph ends', () => {
+    const s = new SentenceSplitter();
+    expect(s.push('- a list item without a stop\n\n')).toEqual(['- a list item without a stop']);
+  });
+
+  it('releases a sentence only once what follows it shows it is complete', () => {
+    const s = new SentenceSplitter();
+    expect(s.push('Take 2.')).toEqual([]);
+    expect(s.push('5 mg daily. ')).toEqual([]);
+    expect(s.push('Then')).toEqual(['Take 2.5 mg daily.']);
+  });
+
+  it('cuts a run-on sentence at a comma or space near the limit', () => {
+    const long = `${'word, '.repeat(60)}end`;
+    const parts = split(long, 5, 50);
+    expect(parts.length).toBeGreaterThan(5);
+    for (const p of parts) expect(p.length).toBeLessThanOrEqual(50);
+    expect(parts.join(' ').replace(/\s+/g, ' ')).toBe(long.replace(/\s+/g, ' '));
+  });
+
+  it('gives nothing for blank text', () => {
+    expect(split('   \n ', 2)).toEqual([]);
+  });
+});
+
+describe('heardText', () => {
+  const spoken = [
+    { text: 'Offer metformin first. [1]', ms: 2000 },
+    { text: 'Review it in three months. [2]', ms: 2500 },
+  ];
+
+  it('keeps whole sentences whose audio was played, with their markers', () => {
+    expect(heardText(spoken, 2000)).toBe('Offer metformin first. [1]');
+    expect(heardText(spoken, 4500)).toBe(
+      'Offer metformin first. [1] Review it in three months. [2]',
+    );
+    expect(heardText(spoken, 99_999)).toBe(
+      'Offer metformin first. [1] Review it in three months. [2]',
+    );
+  });
+
+  it('cuts the sentence being played at a word, in proportion, without its marker', () => {
+    // 5 spoken words in 2500 ms: 1250 ms played is 2.5 words, so 2.
+    expect(heardText(spoken, 3250)).toBe('Offer metformin first. [1] Review it');
+    expect(heardText(spoken, 4499)).toBe('Offer metformin first. [1] Review it in three');
+  });
+
+  it('is empty when nothing was played', () => {
+    expect(heardText(spoken, 0)).toBe('');
+    expect(heardText([], 5000)).toBe('');
+    expect(heardText(spoken, 100)).toBe('');
+  });
+});
