@@ -1,5 +1,6 @@
 import { Type, type Static, type TProperties } from 'typebox';
 import { frameParser, type Parsed } from '../../platform/ws/frames.js';
+import type { ErrorCode } from '../chat/protocol.js';
 import type { CitationDto } from '../conversations/schema.js';
 import { MessageText } from '../conversations/schema.js';
 import { Uuid } from '../users/schema.js';
@@ -77,18 +78,7 @@ const SCHEMAS: Record<VoiceClientFrame['type'], object> = {
 export const parseVoiceFrame: (text: string) => Parsed<VoiceClientFrame> =
   frameParser<VoiceClientFrame>(SCHEMAS);
 
-export type VoiceErrorCode =
-  | 'UNAUTHORIZED'
-  | 'NOT_FOUND'
-  | 'VALIDATION_ERROR'
-  | 'RATE_LIMITED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'INTERNAL_ERROR'
-  | 'STT_ERROR'
-  | 'TTS_ERROR'
-  | 'LLM_ERROR'
-  | 'KB_TIMEOUT'
-  | 'TOOL_ERROR';
+export type VoiceErrorCode = ErrorCode | 'STT_ERROR' | 'TTS_ERROR';
 
 export interface ToolCallFrame {
   type: 'tool.call';

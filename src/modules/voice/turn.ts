@@ -1,0 +1,211 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AsyncQueue } from '../../platform/async-queue.js';
+import type { TtsProvider } from '../../providers/tts/types.js';
+import type { AnswerFrame } from '../chat/protocol.js';
+import type { ChatService } from '../chat/service.js';
+import type { TurnOutcome } from '../chat/turn.js';
+import type { CitationDto } from '../conversations/schema.js';
+import { heardText, type SpokenSentence } from './heard.js';
+import type { VoiceServerFrame } from './protocol.js';
+import { SentenceSplitter } from './sentences.js';
+
+/**
+ * One spoken answer (DECISIONS 5): the chat engine's answer to the stored question (same
+ * retrieval, tools, citations), its text cut into sentences for the speech engine while it streams,
+ * the audio sent paced near real time (at most `leadMs` ahead of playback, so that a barge-in
+ * stops what the listener hears, and the server can tell how much was played). The turn's signal
+ * stops model, tools and speech together. Nothing is stored here: the outcome says what was heard.
+ */
+
+export interface VoiceTurnInput {
+  userId: string;
+  /** The stored question. */
+  question: Parameters<ChatService['generate']>[1];
+  responseId: string;
+  signal: AbortSignal;
+  sampleRate: number;
+  voice: string | undefined;
+  language: string;
+  /** How far audio may run ahead of the listener's playback. */
+  leadMs: number;
+  send(frame: VoiceServerFrame): void;
+  /** The first audio left: the session goes SPEAKING. */
+  onFirstAudio(): void;
+}
+
+export interface VoiceTurnOutcome {
+  /** What is stored: the whole answer, or what was heard of it. */
+  text: string;
+  citations: CitationDto[];
+  toolCalls: TurnOutcome['toolCalls'];
+  interrupted: boolean;
+  /** The model's failure, or the speech engine's. */
+  error: Error | undefined;
+  /** Milliseconds from the start of the turn. */
+  firstTokenMs: number | undefined;
+  firstAudioMs: number | undefined;
+}
+
+/** Audio sent so far and the playback clock, for pacing and for the heard text. */
+class Playback {
+  readonly sentences: SpokenSentence[] = [];
+  sentMs = 0;
+  startedAt: number | undefined;
+
+  /** Milliseconds the listener has heard by now (real time since the first audio, at most what was sent). */
+  playedMs(now = performance.now()): number {
+    return this.startedAt === undefined ? 0 : Math.min(this.sentMs, now - this.startedAt);
+  }
+
+  /** Waits until sending `ms` more keeps within `leadMs` of playback. */
+  async pace(leadMs: number, signal: AbortSignal): Promise<void> {
+    const ahead = this.sentMs - this.playedMs();
+    if (ahead > leadMs) await sleep(ahead - leadMs, undefined, { signal });
+  }
+}
+
+export async function runVoiceTurn(
+  chat: ChatService,
+  tts: TtsProvider,
+  input: VoiceTurnInput,
+  truncatedAt: () => number | undefined,
+): Promise<VoiceTurnOutcome> {
+  const started = performance.now();
+  const sentences = new AsyncQueue<string>();
+  const texts: string[] = [];
+  const splitter = new SentenceSplitter();
+  const speak = (parts: string[]) => {
+    for (const s of parts) {
+      texts.push(s);
+      sentences.push(s);
+    }
+  };
+  const emit = (frame: AnswerFrame) => {
+    if (frame.type === 'chunk') {
+      input.send({ type: 'response.delta', response_id: input.responseId, text: frame.delta });
+      speak(splitter.push(frame.delta));
+    } else {
+      forwardFrame(frame, (f) => {
+        input.send(f);
+      });
+    }
+  };
+  const playback = new Playback();
+  const speaking = speakAll(tts, sentences, texts, playback, input);
+  let outcome: TurnOutcome;
+  try {
+    outcome = await chat.generate(
+      input.userId,
+      input.question,
+      input.responseId,
+      input.signal,
+      emit,
+    );
+  } finally {
+    speak(splitter.flush());
+    sentences.end();
+  }
+  const spoken = await speaking;
+  if (!input.signal.aborted && spoken.ok) await untilPlayed(playback, input.signal);
+  const interrupted = outcome.interrupted || input.signal.aborted || !spoken.ok;
+  const text = interrupted
+    ? heardText(playback.sentences, truncatedAt() ?? playback.playedMs())
+    : outcome.content;
+  return {
+    text,
+    citations: outcome.citations.filter((c) => text.includes(`[${String(c.index)}]`)),
+    toolCalls: outcome.toolCalls,
+    interrupted,
+    error: outcome.error ?? (spoken.ok ? undefined : asError(spoken.err)),
+    firstTokenMs: outcome.firstChunkMs,
+    firstAudioMs: playback.startedAt === undefined ? undefined : playback.startedAt - started,
+  };
+}
+
+/** Tool and error frames of the chat engine, in the voice protocol's words. */
+function forwardFrame(frame: AnswerFrame, send: (f: VoiceServerFrame) => void): void {
+  if (frame.type === 'tool_call') {
+    const { id, name, arguments: args } = frame.call;
+    send({ type: 'tool.call', call_id: id, name, arguments: args });
+  } else if (frame.type === 'tool_result') {
+    const { id, name, result, error } = frame.call;
+    send({ type: 'tool.result', call_id: id, name, result, ...(error === null ? {} : { error }) });
+  } else if (frame.type === 'error') {
+    send({ type: 'error', code: frame.code, message: frame.message, recoverable: true });
+  }
+}
+
+/** Speaks the sentences as they come, sending audio paced to playback; false if speech failed. */
+async function speakAll(
+  tts: TtsProvider,
+  sentences: AsyncQueue<string>,
+  texts: readonly string[],
+  playback: Playback,
+  input: VoiceTurnInput,
+): Promise<{ ok: true } | { ok: false; err: unknown }> {
+  const { signal, sampleRate } = input;
+  let seq = 0;
+  try {
+    const options = { signal, sampleRate, language: input.language };
+    const chunks = tts.synthesize(
+      sentences,
+      input.voice === undefined ? options : { ...options, voice: input.voice },
+    );
+    for await (const chunk of chunks) {
+      await playback.pace(input.leadMs, signal);
+      if (signal.aborted) break;
+      const ms = (chunk.pcm.length / 2 / chunk.sampleRate) * 1000;
+      const spoken = (playback.sentences[chunk.sentence] ??= {
+        text: texts[chunk.sentence] ?? '',
+        ms: 0,
+      });
+      spoken.ms += ms;
+      playback.sentMs += ms;
+      if (playback.startedAt === undefined) {
+        playback.startedAt = performance.now();
+        input.onFirstAudio();
+      }
+      input.send(
+        audioFrame(input.responseId, seq++, chunk.pcm.toString('base64'), chunk.sampleRate, false),
+      );
+    }
+    if (!signal.aborted && seq > 0)
+      input.send(audioFrame(input.responseId, seq, '', sampleRate, true));
+    return { ok: true };
+  } catch (err) {
+    if (signal.aborted) return { ok: true };
+    input.send({
+      type: 'error',
+      code: 'TTS_ERROR',
+      message: 'Speech synthesis failed',
+      recoverable: true,
+    });
+    return { ok: false, err };
+  }
+}
+
+const audioFrame = (
+  responseId: string,
+  seq: number,
+  audio: string,
+  sampleRate: number,
+  final: boolean,
+): VoiceServerFrame => ({
+  type: 'audio.output',
+  response_id: responseId,
+  seq,
+  audio,
+  format: 'pcm16',
+  sample_rate: sampleRate,
+  final,
+});
+
+/** Until the listener has heard all audio sent (estimated), or the turn is cut short. */
+async function untilPlayed(playback: Playback, signal: AbortSignal): Promise<void> {
+  const left = playback.sentMs - playback.playedMs();
+  if (left <= 0) return;
+  await sleep(left, undefined, { signal }).catch(() => undefined);
+}
+
+const asError = (err: unknown): Error =>
+  err instanceof Error ? err : new Error('Speech synthesis failed');
