@@ -4,3 +4,4 @@ export * from './audit.js';
 export * from './conversations.js';
 export * from './knowledge.js';
 export * from './kb-vectors.js';
+export * from './feedback.js';
