@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { conversationsRoutes } from './modules/conversations/routes.js';
+import { feedbackRoutes } from './modules/feedback/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { knowledgeRoutes } from './modules/knowledge/routes.js';
 import { usersRoutes } from './modules/users/routes.js';
@@ -93,6 +94,13 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   conversationsRoutes(app, { conversations: deps.conversations, messages: deps.messages });
   const { knowledge, search } = deps.knowledge;
   await knowledgeRoutes(app, { knowledge, search, files: deps.files });
+  feedbackRoutes(app, {
+    feedback: deps.feedback,
+    rateLimiter: config.rateLimit.enabled ? deps.rateLimiter : null,
+    onLimited: (rule) => {
+      metrics.rateLimited.inc({ limit: rule.name });
+    },
+  });
 
   // Sockets are not requests: the server would wait for them to end. They are told to go (1001)
   // before it closes; the answers they asked for run on (see Chat.close).

@@ -14,6 +14,7 @@ import { HealthService, type ReadinessCheck } from './modules/health/service.js'
 import { createChat, type Chat } from './modules/chat/wiring.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { ConversationsService } from './modules/conversations/service.js';
+import { FeedbackService } from './modules/feedback/service.js';
 import { createKnowledge, type Knowledge } from './modules/knowledge/wiring.js';
 import { UsersService } from './modules/users/service.js';
 import { createFileStore, type FileStore } from './platform/file-store.js';
@@ -45,6 +46,7 @@ export interface Deps {
   auth: AuthService;
   conversations: ConversationsService;
   messages: MessageService;
+  feedback: FeedbackService;
   knowledge: Knowledge;
   chat: Chat;
   rateLimiter: RateLimiter;
@@ -114,6 +116,7 @@ export async function createDeps(
   );
   const conversations = new ConversationsService(database.db, audit);
   const messages = new MessageService(database.db);
+  const feedback = new FeedbackService(database.db, now);
   metrics.countCache('l1', signer.cacheCounts);
   metrics.countCache('l1', users.cacheCounts);
   const knowledge = await createKnowledge(config, database, files, audit, log, metrics.kbJobs);
@@ -149,6 +152,7 @@ export async function createDeps(
     auth,
     conversations,
     messages,
+    feedback,
     knowledge,
     chat,
     rateLimiter,
