@@ -8,6 +8,7 @@ import {
 } from './config-knowledge.js';
 import { chatConfig, ChatEnv, type ChatSettings } from './config-chat.js';
 import { checkLlm, LlmEnv, llmConfig, type LlmSettings } from './config-llm.js';
+import { checkVoice, VoiceEnv, voiceConfig, type VoiceSettingsConfig } from './config-voice.js';
 
 /**
  * The only reader of process.env. Every setting is declared once here, with its type, default and
@@ -80,11 +81,12 @@ const EnvSchema = Type.Object({
   ...KnowledgeEnv,
   ...LlmEnv,
   ...ChatEnv,
+  ...VoiceEnv,
 });
 
 type Env = Static<typeof EnvSchema>;
 
-export interface Config extends KnowledgeConfig, LlmSettings, ChatSettings {
+export interface Config extends KnowledgeConfig, LlmSettings, ChatSettings, VoiceSettingsConfig {
   env: Env['NODE_ENV'];
   host: string;
   port: number;
@@ -151,6 +153,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   checkKnowledge(env, problems);
   checkLlm(env, problems);
+  checkVoice(env, problems);
   if (problems.size > 0) {
     throw new ConfigError([...problems].map(([key, message]) => `${key}: ${message}`));
   }
@@ -231,5 +234,6 @@ function toConfig(env: Env): Config {
     ...knowledgeConfig(env),
     ...llmConfig(env),
     ...chatConfig(env),
+    ...voiceConfig(env),
   };
 }

@@ -31,6 +31,11 @@ export interface VoiceTurnInput {
   send(frame: VoiceServerFrame): void;
   /** The first audio left: the session goes SPEAKING. */
   onFirstAudio(): void;
+  /**
+   * The client's `response.truncate` position, once the turn was cut short (`played`: some audio
+   * had gone out, so the client may still say how much of it it played).
+   */
+  truncated(played: boolean): Promise<number | undefined>;
 }
 
 export interface VoiceTurnOutcome {
@@ -40,7 +45,7 @@ export interface VoiceTurnOutcome {
   toolCalls: TurnOutcome['toolCalls'];
   interrupted: boolean;
   /** The model's failure, or the speech engine's. */
-  error: Error | undefined;
+  failure: { stage: 'llm' | 'tts'; error: unknown } | undefined;
   /** Milliseconds from the start of the turn. */
   firstTokenMs: number | undefined;
   firstAudioMs: number | undefined;
@@ -68,7 +73,6 @@ export async function runVoiceTurn(
   chat: ChatService,
   tts: TtsProvider,
   input: VoiceTurnInput,
-  truncatedAt: () => number | undefined,
 ): Promise<VoiceTurnOutcome> {
   const started = performance.now();
   const sentences = new AsyncQueue<string>();
@@ -108,15 +112,18 @@ export async function runVoiceTurn(
   const spoken = await speaking;
   if (!input.signal.aborted && spoken.ok) await untilPlayed(playback, input.signal);
   const interrupted = outcome.interrupted || input.signal.aborted || !spoken.ok;
-  const text = interrupted
-    ? heardText(playback.sentences, truncatedAt() ?? playback.playedMs())
-    : outcome.content;
+  let text = outcome.content;
+  if (interrupted) {
+    const playedMs = playback.playedMs();
+    const truncated = await input.truncated(playback.startedAt !== undefined);
+    text = heardText(playback.sentences, Math.min(truncated ?? playedMs, playback.sentMs));
+  }
   return {
     text,
     citations: outcome.citations.filter((c) => text.includes(`[${String(c.index)}]`)),
     toolCalls: outcome.toolCalls,
     interrupted,
-    error: outcome.error ?? (spoken.ok ? undefined : asError(spoken.err)),
+    failure: failureOf(outcome, spoken),
     firstTokenMs: outcome.firstChunkMs,
     firstAudioMs: playback.startedAt === undefined ? undefined : playback.startedAt - started,
   };
@@ -207,5 +214,10 @@ async function untilPlayed(playback: Playback, signal: AbortSignal): Promise<voi
   await sleep(left, undefined, { signal }).catch(() => undefined);
 }
 
-const asError = (err: unknown): Error =>
-  err instanceof Error ? err : new Error('Speech synthesis failed');
+function failureOf(
+  outcome: TurnOutcome,
+  spoken: { ok: true } | { ok: false; err: unknown },
+): VoiceTurnOutcome['failure'] {
+  if (outcome.error !== undefined) return { stage: 'llm', error: outcome.error };
+  return spoken.ok ? undefined : { stage: 'tts', error: spoken.err };
+}
