@@ -286,6 +286,22 @@ const MATRIX: Record<string, Entry> = {
     sample: () => ({ url: '/api/admin/kb/search?q=heart%20failure&limit=5&category=cardiology' }),
     expect: [401, 403, 200, 401, 401],
   },
+  // Feedback (spec 4.9): every signed-in user submits; administrators read the summary and export.
+  'POST /api/feedback': {
+    sample: () => ({
+      url: '/api/feedback',
+      payload: { session_id: 'matrix-session', rating: 4, category: 'voice_quality' },
+    }),
+    expect: [401, 201, 201, 401, 401],
+  },
+  'GET /api/admin/feedback/summary': {
+    sample: () => ({ url: '/api/admin/feedback/summary?days=30' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'GET /api/admin/feedback/export': {
+    sample: () => ({ url: '/api/admin/feedback/export?format=csv&days=30' }),
+    expect: [401, 403, 200, 401, 401],
+  },
 };
 
 /**
@@ -520,7 +536,10 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
 
     expect(res.statusCode, res.body).toBe(status);
     if (isSuccess(status)) {
-      if (/^\/(api|conversations)\//.test(sample.url)) dataOf(res);
+      // The feedback export is a CSV file; every other success under /api is the JSON envelope.
+      if (String(res.headers['content-type']).startsWith('text/csv')) {
+        expect(res.body.startsWith('id,created_at,')).toBe(true);
+      } else if (/^\/(api|conversations)\//.test(sample.url)) dataOf(res);
       return;
     }
     const code = { 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 409: 'CONFLICT' }[status];

@@ -1129,6 +1129,97 @@ const INPUTS: Record<string, RouteInputs> = {
       badQuery('q=heart&category=%C2%85', 'category'),
     ],
   },
+  // Feedback (spec 4.9): rating 1 to 5 (DECISIONS 7), a closed list of categories, comments of
+  // at most 4,000 characters where tabs and line breaks are allowed.
+  'POST /api/feedback': {
+    auth: 'user',
+    body: true,
+    sample: () => ({
+      body: { session_id: 'voice-1', rating: 4, category: 'voice_quality', comments: 'Clear' },
+    }),
+    cases: [
+      missing('session_id'),
+      missing('rating'),
+      missing('category'),
+      missing('session_id', 'rating', 'category'),
+      unexpected('id', randomUUID()),
+      unexpected('user_id', randomUUID()),
+      unexpected('created_at', '2026-01-01T00:00:00.000Z'),
+      ...(
+        [
+          ['rating 0', 0],
+          ['rating 6', 6],
+          ['rating -1', -1],
+          ['rating 2.5', 2.5],
+          ['rating "5"', '5'],
+          ['rating null', null],
+          ['rating true', true],
+          ['rating as an array', [5]],
+          ['rating 1e300', 1e300],
+        ] as const
+      ).map(([name, rating]) => invalid(name, 'body.rating', { rating })),
+      ...(
+        [
+          ['category unknown', 'sound'],
+          ['category in capitals', 'VOICE_QUALITY'],
+          ['category empty', ''],
+          ['category as a number', 5],
+          ['category null', null],
+          ['category that looks like SQL', SQL],
+        ] as const
+      ).map(([name, category]) => invalid(name, 'body.category', { category })),
+      invalid('session_id null', 'body.session_id', { session_id: null }),
+      ...badLines('session_id', 128).map(([name, session_id]) =>
+        invalid(name, 'body.session_id', { session_id }),
+      ),
+      ...(
+        [
+          ['comments as a number', 12],
+          ['comments as an object', { text: 'a' }],
+          ['comments over 4000 characters', 'a'.repeat(4001)],
+          ['comments over 4000 code points of emoji', '🩺'.repeat(4001)],
+          ['comments with a NUL', 'a\u0000b'],
+          ['comments with an escape sequence', 'a\u001b[31m'],
+          ['comments with DEL', 'a\u007f'],
+          ['comments with a lone surrogate', 'a\ud800'],
+        ] as const
+      ).map(([name, comments]) => invalid(name, 'body.comments', { comments })),
+    ],
+  },
+  'GET /api/admin/feedback/summary': {
+    auth: 'admin',
+    query: true,
+    sample: () => ({ query: 'days=30' }),
+    cases: (
+      [
+        ['days=0', 'days'],
+        ['days=366', 'days'],
+        ['days=-1', 'days'],
+        ['days=1.5', 'days'],
+        ['days=x', 'days'],
+        ['days=', 'days'],
+        ['days=1&days=2', 'days'],
+        ['format=csv', 'format'],
+      ] as const
+    ).map(([query, field]) => badQuery(query, field)),
+  },
+  'GET /api/admin/feedback/export': {
+    auth: 'admin',
+    query: true,
+    sample: () => ({ query: 'format=csv&days=30' }),
+    cases: (
+      [
+        ['format=json', 'format'],
+        ['format=CSV', 'format'],
+        ['format=', 'format'],
+        ['format=csv&format=csv', 'format'],
+        ['days=0', 'days'],
+        ['days=366', 'days'],
+        ['days=x', 'days'],
+        ['limit=10', 'limit'],
+      ] as const
+    ).map(([query, field]) => badQuery(query, field)),
+  },
 };
 
 const ERROR_CODE: Record<number, string> = {
