@@ -4,7 +4,7 @@
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev worker test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-chat services tools openapi clean
+.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-chat services tools openapi clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -16,7 +16,7 @@ build: $(STAMP)
 	$(NPM) run --silent build
 
 ## Start the service on http://127.0.0.1:8000 with the embedded defaults (PGlite, in-process stores).
-run: build
+run: build speech
 	node --enable-source-maps dist/src/main.js
 
 ## Start from the TypeScript sources (restart by hand).
@@ -30,10 +30,15 @@ worker: build
 services:
 	bash scripts/ensure-services.sh
 
+## The speech tools of the voice pipeline (Debian: flite, espeak-ng, PocketSphinx and its model).
+speech:
+	bash scripts/ensure-speech.sh
+
 ## Command-line tools the tests call: promtool (Debian package prometheus; its server is not started)
 ## and Chromium (Debian package chromium, driven by playwright-core in the CORS browser test).
 tools:
 	bash scripts/ensure-tools.sh
+	bash scripts/ensure-speech.sh --tests
 
 typecheck: $(STAMP)
 	npx tsc -p tsconfig.json --noEmit
