@@ -5,6 +5,7 @@ import type { Deps } from './deps.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { conversationsRoutes } from './modules/conversations/routes.js';
 import { feedbackRoutes } from './modules/feedback/routes.js';
+import { voiceRoutes } from './modules/voice/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { knowledgeRoutes } from './modules/knowledge/routes.js';
 import { usersRoutes } from './modules/users/routes.js';
@@ -94,6 +95,7 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   conversationsRoutes(app, { conversations: deps.conversations, messages: deps.messages });
   const { knowledge, search } = deps.knowledge;
   await knowledgeRoutes(app, { knowledge, search, files: deps.files });
+  await voiceRoutes(app, deps.voice.deps);
   feedbackRoutes(app, {
     feedback: deps.feedback,
     rateLimiter: config.rateLimit.enabled ? deps.rateLimiter : null,
@@ -105,11 +107,12 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   // Sockets are not requests: the server would wait for them to end. They are told to go (1001)
   // before it closes; the answers they asked for run on (see Chat.close).
   app.addHook('preClose', async () => {
-    await deps.chat.hub.close();
+    await Promise.all([deps.chat.hub.close(), deps.voice.hub.close()]);
   });
-  // The chat sockets take their upgrades before Fastify sees them; any other upgrade is refused.
+  // The chat and voice sockets take their upgrades before Fastify sees them; any other upgrade is
+  // refused.
   app.server.on('upgrade', (req, socket, head) => {
-    if (!deps.chat.upgrade(req, socket, head)) {
+    if (!deps.chat.upgrade(req, socket, head) && !deps.voice.upgrade(req, socket, head)) {
       socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
     }
   });

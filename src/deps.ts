@@ -12,6 +12,7 @@ import { Sessions } from './modules/auth/sessions.js';
 import { TokenSigner, loadOrCreateSecret } from './modules/auth/tokens.js';
 import { HealthService, type ReadinessCheck } from './modules/health/service.js';
 import { createChat, type Chat } from './modules/chat/wiring.js';
+import { createVoice, type Voice } from './modules/voice/wiring.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { ConversationsService } from './modules/conversations/service.js';
 import { FeedbackService } from './modules/feedback/service.js';
@@ -49,6 +50,7 @@ export interface Deps {
   feedback: FeedbackService;
   knowledge: Knowledge;
   chat: Chat;
+  voice: Voice;
   rateLimiter: RateLimiter;
   health: HealthService;
   close(): Promise<void>;
@@ -133,6 +135,17 @@ export async function createDeps(
     rateLimiter,
     ...(overrides.llm === undefined ? {} : { llm: overrides.llm }),
   });
+  const voice = createVoice({
+    config,
+    log,
+    metrics,
+    kv,
+    db: database.db,
+    auth,
+    chat: chat.service,
+    messages,
+    conversations,
+  });
   const health = new HealthService(
     serviceVersion(),
     readinessChecks(database, kv, files, knowledge.vectors),
@@ -155,10 +168,12 @@ export async function createDeps(
     feedback,
     knowledge,
     chat,
+    voice,
     rateLimiter,
     health,
     async close() {
       // Answers and jobs first: both still need the database to record where they stopped.
+      await voice.close().catch(() => undefined);
       await chat.close(config.shutdownTimeoutMs / 2).catch(() => undefined);
       await knowledge.close().catch(() => undefined);
       await Promise.allSettled([kv.close(), database.close()]);

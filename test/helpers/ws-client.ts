@@ -28,7 +28,8 @@ export class ChatClient {
   }
 
   static async open(port: number, token: string | null, path = '/ws'): Promise<ChatClient> {
-    const query = token === null ? '' : `?token=${encodeURIComponent(token)}`;
+    const joint = path.includes('?') ? '&' : '?';
+    const query = token === null ? '' : `${joint}token=${encodeURIComponent(token)}`;
     const ws = new WebSocket(`ws://127.0.0.1:${String(port)}${path}${query}`);
     const client = new ChatClient(ws);
     await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,139 @@
+import type { IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/client.js';
+import type { KeyValueStore } from '../../platform/kv.js';
+import type { Logger } from '../../platform/logger.js';
+import type { Metrics } from '../../platform/metrics.js';
+import { createStt, isAdaptable } from '../../providers/stt/index.js';
+import type { SttProvider } from '../../providers/stt/types.js';
+import { createTts } from '../../providers/tts/index.js';
+import type { TtsProvider } from '../../providers/tts/types.js';
+import type { AuthService } from '../auth/service.js';
+import type { ChatService } from '../chat/service.js';
+import type { MessageService } from '../conversations/messages.js';
+import type { ConversationsService } from '../conversations/service.js';
+import { VOICE_LIMITS, type VoiceDeps } from './deps.js';
+import { VOICE_PATHS, VoiceHub } from './hub.js';
+import { KnowledgeLanguageModel } from './kb-model.js';
+import { LazyStt } from './lazy-stt.js';
+import { VoiceSessions } from './sessions.js';
+import { createVoiceActivityDetector } from './vad/detector.js';
+
+export interface Voice {
+  deps: VoiceDeps;
+  hub: VoiceHub;
+  /** Routes an HTTP upgrade to the voice socket; false when the path is not one of its own. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  close(): Promise<void>;
+}
+
+export interface VoiceWiring {
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+  kv: KeyValueStore;
+  db: Db;
+  auth: AuthService;
+  chat: ChatService;
+  messages: MessageService;
+  conversations: ConversationsService;
+  /** Other providers (tests). */
+  stt?: SttProvider;
+  tts?: TtsProvider;
+}
+
+/** The knowledge-base model's share when interpolated with the generic one (bench/voice-wer.ts). */
+const KB_MODEL_WEIGHT = 0.5;
+const KB_MODEL_POLL_MS = 60_000;
+const KB_MODEL_MAX_CHARS = 64 * 1024 * 1024;
+
+export function createVoice(w: VoiceWiring): Voice {
+  const { config, log } = w;
+  const v = config.voice;
+  let kbModel: KnowledgeLanguageModel | undefined;
+  const stt =
+    w.stt ??
+    new LazyStt(
+      v.stt.provider,
+      () => createStt(sttConfig(config)),
+      (created) => {
+        if (!v.stt.adaptToKnowledgeBase || !isAdaptable(created)) return;
+        kbModel = new KnowledgeLanguageModel({
+          db: w.db,
+          stt: created,
+          log,
+          dir: join(config.dataDir, 'voice'),
+          weight: KB_MODEL_WEIGHT,
+          pollMs: KB_MODEL_POLL_MS,
+          maxChars: KB_MODEL_MAX_CHARS,
+        });
+        kbModel.start();
+      },
+    );
+  const tts =
+    w.tts ??
+    createTts({
+      provider: v.tts.provider,
+      voice: v.tts.voice,
+      model: v.tts.model,
+      timeoutMs: v.tts.timeoutMs,
+      baseUrl: v.openai.baseUrl,
+      apiKey: v.openai.apiKey,
+    });
+  const deps: VoiceDeps = {
+    chat: w.chat,
+    messages: w.messages,
+    conversations: w.conversations,
+    sessions: new VoiceSessions(w.kv, w.conversations, v.sessionTtlSeconds * 1000),
+    stt,
+    tts,
+    createVad: (settings) => createVoiceActivityDetector(settings),
+    metrics: w.metrics,
+    log,
+    limits: {
+      ...VOICE_LIMITS,
+      maxUtteranceMs: v.maxUtteranceMs,
+      outputSampleRate: v.outputSampleRate,
+    },
+  };
+  const hub = new VoiceHub(deps, w.auth, {
+    maxSessionsPerUser: v.maxSessionsPerUser,
+    maxSessions: v.maxSessions,
+    maxFrameBytes: config.chat.maxFrameBytes,
+    sendBufferBytes: config.chat.sendBufferBytes,
+    idleMs: v.idleTimeoutMs,
+    maxPendingAudioBytes: 10 * 32_000,
+  });
+  return {
+    deps,
+    hub,
+    upgrade(req, socket, head) {
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      const endpoint = VOICE_PATHS.find((p) => p === path);
+      if (endpoint === undefined) return false;
+      hub.upgrade(req, socket, head, endpoint);
+      return true;
+    },
+    async close() {
+      await hub.close();
+      await kbModel?.close();
+      await Promise.allSettled([stt.close(), tts.close()]);
+    },
+  };
+}
+
+function sttConfig(config: Config) {
+  const { stt, openai } = config.voice;
+  if (stt.provider === 'openai') {
+    return {
+      provider: 'openai' as const,
+      baseUrl: openai.baseUrl,
+      apiKey: openai.apiKey,
+      model: stt.model,
+      timeoutMs: stt.timeoutMs,
+    };
+  }
+  return { provider: 'pocketsphinx' as const, poolSize: stt.poolSize };
+}
