@@ -1,0 +1,22 @@
+/**
+ * A WAV file (RIFF, PCM, 16-bit, mono) around PCM16 little-endian samples: the 44-byte header
+ * every reader accepts. Private to the STT adapters until src/platform/audio/wav.ts exists.
+ */
+export function pcm16ToWav(pcm: Uint8Array, sampleRate: number): Buffer {
+  const header = Buffer.alloc(44);
+  const dataBytes = pcm.length - (pcm.length % 2);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + dataBytes, 4);
+  header.write('WAVE', 8, 'ascii');
+  header.write('fmt ', 12, 'ascii');
+  header.writeUInt32LE(16, 16); // fmt chunk size
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(sampleRate * 2, 28); // byte rate
+  header.writeUInt16LE(2, 32); // block align
+  header.writeUInt16LE(16, 34); // bits per sample
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(dataBytes, 40);
+  return Buffer.concat([header, pcm.subarray(0, dataBytes)]);
+}
