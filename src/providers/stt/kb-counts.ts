@@ -22,6 +22,8 @@ export interface CountOptions {
   isWord: (word: string) => boolean;
   /** The dictionary's spelling of a word, or undefined when it has none. */
   resolve: (word: string) => string | undefined;
+  /** How many of the most frequent out-of-dictionary words to report. */
+  reportOutOfDictionary: number;
 }
 
 export interface NgramCounts {
@@ -41,7 +43,7 @@ export interface CountStats {
   /** Words read, in and out of the dictionary. */
   tokens: number;
   outOfDictionaryTokens: number;
-  /** The most frequent out-of-dictionary words, most frequent first (at most 50). */
+  /** The most frequent out-of-dictionary words, most frequent first (reportOutOfDictionary). */
   outOfDictionaryWords: { word: string; count: number }[];
   /** Input past maxTokens was not read. */
   truncated: boolean;
@@ -122,7 +124,7 @@ function collect(texts: Iterable<string>, options: CountOptions): Collected {
   }
   stats.outOfDictionaryWords = [...oov]
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-    .slice(0, 50)
+    .slice(0, options.reportOutOfDictionary)
     .map(([word, count]) => ({ word, count }));
   return { stream, entries: [...entries.values()], stats };
 }

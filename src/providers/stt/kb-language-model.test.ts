@@ -151,6 +151,15 @@ describe('buildKbLanguageModel', () => {
     }
   });
 
+  it('lists as many out-of-dictionary words as asked, most frequent first', () => {
+    const texts = ['metformin apixaban metformin warfarin daily'];
+    const built = buildKbLanguageModel(texts, { dictionary: DICTIONARY, reportOutOfDictionary: 2 });
+    expect(built.stats.outOfDictionaryWords).toEqual([
+      { word: 'metformin', count: 2 },
+      { word: 'apixaban', count: 1 },
+    ]);
+  });
+
   it('stops reading at maxTokens and says so', () => {
     const built = buildKbLanguageModel(TEXTS, { dictionary: DICTIONARY, maxTokens: 20 });
     expect(built.stats.truncated).toBe(true);

@@ -13,6 +13,10 @@ import { estimate } from './kb-estimate.js';
  * 1-3 grams are counted in bounded memory, trigrams seen once are pruned, and interpolated
  * Witten-Bell estimates are written with back-off weights that keep every context normalised
  * (kb-estimate.ts). The same texts in the same order give the same file, byte for byte.
+ *
+ * Clinical words the dictionary lacks ("metformin", "atrial") can be given pronunciations with
+ * kb-pronunciations.ts: add those lines to the recognizer's dictionary and build again with the
+ * words in `dictionary` (stats.outOfDictionaryWords lists them; see bench/voice-wer.ts).
  */
 
 export interface KbLanguageModelOptions {
@@ -26,6 +30,11 @@ export interface KbLanguageModelOptions {
   minTrigramCount?: number;
   /** Words read at most (4 bytes each while counting); the rest is left out. Default 20,000,000. */
   maxTokens?: number;
+  /**
+   * How many of the most frequent out-of-dictionary words `stats` lists (default 50): candidates
+   * for kb-pronunciations.ts, after which the model can be built again with them in `dictionary`.
+   */
+  reportOutOfDictionary?: number;
 }
 
 export interface KbLanguageModel {
@@ -48,6 +57,7 @@ export function buildKbLanguageModel(
     maxVocabulary: options.maxVocabulary ?? 30_000,
     maxNgramsPerOrder: options.maxNgramsPerOrder ?? 1_500_000,
     maxTokens: options.maxTokens ?? 20_000_000,
+    reportOutOfDictionary: options.reportOutOfDictionary ?? 50,
     isWord: (word) => dictionary.has(word),
     resolve: spellingResolver(dictionary),
   });
