@@ -1,5 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { heardText } from '../src/modules/voice/heard.js';
+import { SentenceSplitter } from '../src/modules/voice/sentences.js';
+import { createTts } from '../src/providers/tts/index.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
 import { uploadNew, waitForJob } from './helpers/knowledge.js';
@@ -30,6 +33,23 @@ interface Message {
   role: string;
   content: string;
   interrupted: boolean;
+}
+
+/** The answer's sentences as the pipeline speaks them, each with its audio's duration. */
+async function timedSentences(text: string) {
+  const splitter = new SentenceSplitter();
+  const sentences = [...splitter.push(text), ...splitter.flush()];
+  const tts = createTts({ provider: 'local', timeoutMs: 10_000 });
+  const ms = sentences.map(() => 0);
+  async function* input() {
+    yield* sentences;
+  }
+  const options = { signal: new AbortController().signal, sampleRate: 16_000 };
+  for await (const chunk of tts.synthesize(input(), options)) {
+    ms[chunk.sentence] = (ms[chunk.sentence] ?? 0) + chunk.pcm.length / 32;
+  }
+  await tts.close();
+  return sentences.map((s, i) => ({ text: s, ms: ms[i] ?? 0 }));
 }
 
 describe('voice socket', () => {
@@ -143,35 +163,58 @@ describe('voice socket', () => {
     const client = await connect();
     client.send({ type: 'text.input', text: 'How should metformin be started and reviewed?' });
     const first = await client.next((f) => f.type === 'audio.output', 30_000);
-    await sleep(1500);
+    const firstAt = performance.now();
     const interruption = await speak('stop please, that is enough');
+    await sleep(Math.max(0, 1500 - (performance.now() - firstAt)));
     const from = client.frames.length;
-    await stream(client, Buffer.concat([interruption, silence(800)]), 100);
+    const streaming = stream(client, Buffer.concat([interruption, silence(800)]), 100);
+    await client.next((f) => f.type === 'voice.state' && f.state === 'CANCELLED', 10_000, from);
+    // What this client played: real time since the first audio, at most the audio it received.
+    const mine = client.ofType('audio.output').filter((f) => f.response_id === first.response_id);
+    const receivedMs = mine.reduce(
+      (ms, f) => ms + Buffer.from(String(f.audio), 'base64').length / 32,
+      0,
+    );
+    const playedMs = Math.round(Math.min(receivedMs, performance.now() - firstAt));
+    client.send({
+      type: 'response.truncate',
+      response_id: first.response_id,
+      audio_end_ms: playedMs,
+    });
+    await streaming;
     const complete = await client.next((f) => f.type === 'response.complete', 30_000);
     expect(complete).toMatchObject({ response_id: first.response_id, interrupted: true });
-    const after = states(client, from);
-    expect(after.slice(0, 2)).toEqual(['CANCELLED', 'LISTENING']);
+    expect(states(client, from).slice(0, 2)).toEqual(['CANCELLED', 'LISTENING']);
+    // The audio stopped within a frame or two of the detector's decision.
+    const lastAudio = client.frames.findLastIndex(
+      (f) => f.type === 'audio.output' && f.response_id === first.response_id,
+    );
+    const cancelledAt = client.frames.findIndex((f, i) => i >= from && f.state === 'CANCELLED');
+    expect(lastAudio).toBeLessThan(cancelledAt);
+    // The stored text is the text of the first `playedMs` of the answer's audio, as the same
+    // speech engine times each sentence.
     const full = client
       .ofType('response.delta')
+      .filter((f) => f.response_id === first.response_id)
       .map((f) => String(f.text))
-      .join('')
-      .trim();
-    const heard = String(complete.text);
-    expect(heard.length).toBeGreaterThan(0);
-    expect(heard.length).toBeLessThan(full.length);
-    expect(
-      full.replace(/\s+/g, ' ').startsWith(heard.replace(/\s+/g, ' ').replace(/\s\S*$/, '')),
-    ).toBe(true);
-    const conversationId = (await client.next((f) => f.type === 'transcript.complete')).message_id;
-    expect(conversationId).toBeTruthy();
+      .join('');
+    const expected = heardText(await timedSentences(full), playedMs);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(complete.text).toBe(expected);
+    expect(String(complete.text).length).toBeLessThan(full.trim().length);
+    const transcript = await client.next((f) => f.type === 'transcript.complete');
     const stored = await t.app.inject({
       method: 'GET',
       url: '/conversations',
       headers: bearer(user.access),
     });
-    const id = dataOf<{ items: { id: string }[] }>(stored).items[0]?.id ?? '';
-    const answer = (await thread(id)).find((m) => m.id === complete.message_id);
-    expect(answer).toMatchObject({ content: heard, interrupted: true });
+    const conversations = dataOf<{ items: { id: string }[] }>(stored).items;
+    const all = (await Promise.all(conversations.map((c) => thread(c.id)))).flat();
+    expect(all.find((m) => m.id === transcript.message_id)?.role).toBe('user');
+    expect(all.find((m) => m.id === complete.message_id)).toMatchObject({
+      content: expected,
+      interrupted: true,
+    });
   });
 
   it('cuts the stored answer where the client says it stopped playing (response.truncate)', async () => {

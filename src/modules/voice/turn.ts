@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AsyncQueue } from '../../platform/async-queue.js';
-import type { TtsProvider } from '../../providers/tts/types.js';
+import type { AudioChunk, TtsProvider } from '../../providers/tts/types.js';
 import type { AnswerFrame } from '../chat/protocol.js';
 import type { ChatService } from '../chat/service.js';
 import type { TurnOutcome } from '../chat/turn.js';
@@ -53,7 +53,11 @@ export interface VoiceTurnOutcome {
 
 /** Audio sent so far and the playback clock, for pacing and for the heard text. */
 class Playback {
+  /** Each sentence's audio, as far as the engine has made it. */
   readonly sentences: SpokenSentence[] = [];
+  /** Audio made by the engine so far. */
+  producedMs = 0;
+  /** Audio sent to the client so far. */
   sentMs = 0;
   startedAt: number | undefined;
 
@@ -142,42 +146,72 @@ function forwardFrame(frame: AnswerFrame, send: (f: VoiceServerFrame) => void): 
   }
 }
 
-/** Speaks the sentences as they come, sending audio paced to playback; false if speech failed. */
+/** Audio read from the speech engine ahead of playback at most; past it reading waits. */
+const MAX_READ_AHEAD_MS = 30_000;
+
+type Spoken = { ok: true } | { ok: false; err: unknown };
+
+/**
+ * Speaks the sentences as they come: the engine's audio is read as soon as it is made (so each
+ * sentence's whole duration is known early, for the heard text), and sent paced to playback.
+ */
 async function speakAll(
   tts: TtsProvider,
   sentences: AsyncQueue<string>,
   texts: readonly string[],
   playback: Playback,
   input: VoiceTurnInput,
-): Promise<{ ok: true } | { ok: false; err: unknown }> {
-  const { signal, sampleRate } = input;
+): Promise<Spoken> {
+  const { signal } = input;
+  const ready = new AsyncQueue<AudioChunk>();
+  const reading = readSpeech(tts, sentences, texts, playback, input, ready);
   let seq = 0;
   try {
-    const options = { signal, sampleRate, language: input.language };
-    const chunks = tts.synthesize(
-      sentences,
-      input.voice === undefined ? options : { ...options, voice: input.voice },
-    );
-    for await (const chunk of chunks) {
+    for await (const chunk of ready) {
       await playback.pace(input.leadMs, signal);
       if (signal.aborted) break;
-      const ms = (chunk.pcm.length / 2 / chunk.sampleRate) * 1000;
+      playback.sentMs += durationMs(chunk);
+      if (playback.startedAt === undefined) {
+        playback.startedAt = performance.now();
+        input.onFirstAudio();
+      }
+      const audio = chunk.pcm.toString('base64');
+      input.send(audioFrame(input.responseId, seq++, audio, chunk.sampleRate, false));
+    }
+  } catch {
+    // Pacing was cut short by the turn's signal: nothing more is sent.
+  }
+  const read = await reading;
+  if (read.ok && !signal.aborted && seq > 0) {
+    input.send(audioFrame(input.responseId, seq, '', input.sampleRate, true));
+  }
+  return read;
+}
+
+async function readSpeech(
+  tts: TtsProvider,
+  sentences: AsyncQueue<string>,
+  texts: readonly string[],
+  playback: Playback,
+  input: VoiceTurnInput,
+  ready: AsyncQueue<AudioChunk>,
+): Promise<Spoken> {
+  const { signal, sampleRate } = input;
+  try {
+    const options = { signal, sampleRate, language: input.language };
+    const voice = input.voice === undefined ? {} : { voice: input.voice };
+    for await (const chunk of tts.synthesize(sentences, { ...options, ...voice })) {
+      const ms = durationMs(chunk);
       const spoken = (playback.sentences[chunk.sentence] ??= {
         text: texts[chunk.sentence] ?? '',
         ms: 0,
       });
       spoken.ms += ms;
-      playback.sentMs += ms;
-      if (playback.startedAt === undefined) {
-        playback.startedAt = performance.now();
-        input.onFirstAudio();
-      }
-      input.send(
-        audioFrame(input.responseId, seq++, chunk.pcm.toString('base64'), chunk.sampleRate, false),
-      );
+      playback.producedMs += ms;
+      ready.push(chunk);
+      const ahead = playback.producedMs - playback.playedMs();
+      if (ahead > MAX_READ_AHEAD_MS) await sleep(ahead - MAX_READ_AHEAD_MS, undefined, { signal });
     }
-    if (!signal.aborted && seq > 0)
-      input.send(audioFrame(input.responseId, seq, '', sampleRate, true));
     return { ok: true };
   } catch (err) {
     if (signal.aborted) return { ok: true };
@@ -188,8 +222,12 @@ async function speakAll(
       recoverable: true,
     });
     return { ok: false, err };
+  } finally {
+    ready.end();
   }
 }
+
+const durationMs = (chunk: AudioChunk) => (chunk.pcm.length / 2 / chunk.sampleRate) * 1000;
 
 const audioFrame = (
   responseId: string,
