@@ -38,6 +38,8 @@ export interface VoiceDeps {
   stt: SttProvider;
   tts: TtsProvider;
   createVad(settings: TurnDetection): VoiceActivityDetector;
+  /** Readies what a session will need (the recognizer's decoders) when a socket opens. */
+  warm(): void;
   metrics: Metrics;
   log: Logger;
   limits: VoiceLimits;

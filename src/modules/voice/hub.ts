@@ -138,6 +138,7 @@ export class VoiceHub {
       }
       ws.send(JSON.stringify(frame));
     };
+    this.deps.warm();
     const session = new VoiceSession(this.deps, user, id, settings, send);
     const entry = { user, session, seen: Date.now() };
     this.sockets.set(ws, entry);

@@ -19,12 +19,17 @@ export class LazyStt implements SttProvider {
     return this.provider;
   }
 
-  transcribe(audio: AsyncIterable<Buffer>, options: SttOptions): AsyncIterable<TranscriptEvent> {
+  /** Creates the recognizer now (a voice socket opened: its user may speak any moment). */
+  warm(): SttProvider {
     if (this.provider === undefined) {
       this.provider = this.create();
       this.onCreate(this.provider);
     }
-    return this.provider.transcribe(audio, options);
+    return this.provider;
+  }
+
+  transcribe(audio: AsyncIterable<Buffer>, options: SttOptions): AsyncIterable<TranscriptEvent> {
+    return this.warm().transcribe(audio, options);
   }
 
   /** Forwards to a created, adaptable recognizer; nothing to do before one exists. */

@@ -90,6 +90,9 @@ export function createVoice(w: VoiceWiring): Voice {
     stt,
     tts,
     createVad: (settings) => createVoiceActivityDetector(settings),
+    warm: () => {
+      if (stt instanceof LazyStt) stt.warm();
+    },
     metrics: w.metrics,
     log,
     limits: {

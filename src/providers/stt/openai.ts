@@ -7,7 +7,8 @@ import {
   type SttProvider,
   type TranscriptEvent,
 } from './types.js';
-import { pcm16ToWav } from './wav.js';
+import { bufferToInt16 } from '../../platform/audio/pcm.js';
+import { encodeWav } from '../../platform/audio/wav.js';
 
 /**
  * Any OpenAI-compatible transcription endpoint (OpenAI, Azure OpenAI, faster-whisper-server,
@@ -88,7 +89,7 @@ export class OpenAiSttProvider implements SttProvider {
     const language = isoLanguage(options.language ?? this.#language);
     let text: string;
     try {
-      const file = await toFile(pcm16ToWav(pcm, STT_SAMPLE_RATE), 'utterance.wav', {
+      const file = await toFile(encodeWav(bufferToInt16(pcm), STT_SAMPLE_RATE), 'utterance.wav', {
         type: 'audio/wav',
       });
       const answer = await this.#client.audio.transcriptions.create(

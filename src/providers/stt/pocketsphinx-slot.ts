@@ -1,8 +1,7 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker, type WorkerOptions } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { AdaptedModel, ModelPaths } from './pocketsphinx-binding.js';
 import type { FromThread, ThreadData, ToThread } from './pocketsphinx-protocol.js';
+import { startThread } from '../../platform/threads.js';
 
 /**
  * One decoder thread as the pool sees it: its state, the model version it has loaded and the
@@ -54,7 +53,7 @@ export class Slot {
       partialIntervalMs: options.partialIntervalMs,
       cancelled,
     };
-    this.worker = startThread({
+    this.worker = startThread(import.meta.url, 'pocketsphinx-thread', {
       workerData: data,
       resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
     });
@@ -143,29 +142,4 @@ export class Slot {
   async kill(): Promise<void> {
     await this.worker.terminate();
   }
-}
-
-/**
- * The compiled thread (dist/) runs as it is. From the sources (tsx, vitest) the thread registers
- * tsx's loader itself first: Node 20 does not apply an `--import tsx` in a worker's execArgv to
- * the worker's entry file.
- */
-function startThread(options: WorkerOptions): Worker {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const entry = new URL(`./pocketsphinx-thread.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-  if (!fromSource) return new Worker(entry, options);
-  const tsx = tsxLoaderUrl();
-  const code =
-    `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); ` +
-    `return import(${JSON.stringify(entry.href)}); });`;
-  return new Worker(code, { ...options, eval: true });
-}
-
-/** tsx's ESM API (its `register()`), found through its package.json's exports. */
-function tsxLoaderUrl(): string {
-  const require = createRequire(import.meta.url);
-  const manifest = require.resolve('tsx/package.json');
-  const pkg = require(manifest) as { exports: Record<string, { import: { default: string } }> };
-  const entry = pkg.exports['./esm/api']?.import.default ?? './dist/esm/api/index.mjs';
-  return new URL(entry, pathToFileURL(manifest)).href;
 }
