@@ -1,7 +1,7 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { rms } from '../src/platform/audio/pcm.js';
 import { ProviderError } from '../src/providers/llm/types.js';
 import { FliteTtsProvider } from '../src/providers/tts/flite.js';
@@ -15,6 +15,9 @@ import {
 } from './helpers/tts-contract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tts-flite-test-'));
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true });
+});
 
 ttsContract({
   label: 'flite',

@@ -78,33 +78,23 @@ export class OpenAiTtsProvider implements TtsProvider {
   async *#speak(text: string, context: SpeakContext): AsyncIterable<Int16Array> {
     const watchdog = new Stall(this.#timeoutMs, context.signal);
     try {
-      watchdog.arm();
-      const response = await this.#client.audio.speech.create(
-        {
-          model: this.#model,
-          voice: context.voice ?? this.#voice,
-          input: text,
-          response_format: this.#format,
-        },
-        { signal: watchdog.signal },
-      );
-      if (response.body === null)
-        throw new ProviderError(this.name, 'speech answer had no body', { retryable: true });
+      const body = await this.#request(text, context, watchdog);
       if (this.#format === 'wav') {
-        const wav = Buffer.from(await response.arrayBuffer());
+        const wav = Buffer.from(await new Response(body).arrayBuffer());
         watchdog.pause();
         yield wavToPcm(this.name, wav, context);
         return;
       }
       const resampler = new StreamingResampler(PCM_RATE, context.sampleRate);
-      let odd: Buffer = Buffer.alloc(0);
-      for await (const block of response.body) {
+      let odd = Buffer.alloc(0);
+      for await (const block of body) {
         watchdog.pause();
         const bytes = Buffer.concat([odd, block]);
         odd = bytes.subarray(bytes.length - (bytes.length % 2));
         yield resampler.push(bufferToInt16(bytes));
         watchdog.arm();
       }
+      // The SDK's body ends quietly when its request is aborted: say why it ended.
       watchdog.throwIfStopped();
       watchdog.pause();
       yield resampler.flush();
@@ -115,6 +105,25 @@ export class OpenAiTtsProvider implements TtsProvider {
     } finally {
       watchdog.dispose();
     }
+  }
+
+  async #request(
+    text: string,
+    context: SpeakContext,
+    watchdog: Stall,
+  ): Promise<ReadableStream<Uint8Array>> {
+    watchdog.arm();
+    const params = {
+      model: this.#model,
+      voice: context.voice ?? this.#voice,
+      input: text,
+      response_format: this.#format,
+    };
+    const response = await this.#client.audio.speech.create(params, { signal: watchdog.signal });
+    if (response.body === null) {
+      throw new ProviderError(this.name, 'speech answer had no body', { retryable: true });
+    }
+    return response.body;
   }
 
   close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { ProviderError } from '../llm/types.js';
 
 /**
@@ -19,69 +19,97 @@ export interface RunOptions {
 }
 
 export function runProcess(command: string, args: string[], options: RunOptions): Promise<Buffer> {
-  const { provider, signal } = options;
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<Buffer>((resolve, reject) => {
-    const child = spawn(command, args, {
-      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'ignore'],
-      shell: false,
-      env: {},
-    });
-    const output: Buffer[] = [];
-    let size = 0;
-    let failure: ProviderError | undefined;
-    const stop = (reason: ProviderError | undefined): void => {
-      failure ??= reason;
-      child.kill('SIGKILL');
-    };
-    const timer = setTimeout(() => {
-      stop(fail(provider, `${command} timed out after ${options.timeoutMs} ms`, false));
-    }, options.timeoutMs);
-    const onAbort = (): void => {
-      stop(undefined);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    const settle = (outcome: () => void): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      outcome();
-    };
-    child.stdout?.on('data', (data: Buffer) => {
-      size += data.length;
-      if (size > options.maxOutputBytes) {
-        stop(
-          fail(provider, `${command} produced more than ${options.maxOutputBytes} bytes`, false),
-        );
-      } else output.push(data);
-    });
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      const cause = fail(provider, `${command} could not run (${error.code ?? 'error'})`, false);
-      failure ??= cause;
-      // A process that never started emits no 'close'.
-      if (child.pid === undefined) {
-        settle(() => {
-          reject(cause);
-        });
-      }
-    });
-    child.on('close', (code, killedBy) => {
-      settle(() => {
-        if (signal.aborted) reject(signal.reason as Error);
-        else if (failure !== undefined) reject(failure);
-        else if (code !== 0) {
-          const how = code === null ? `signal ${killedBy ?? 'unknown'}` : `code ${code}`;
-          reject(fail(provider, `${command} exited with ${how}`, false));
-        } else resolve(Buffer.concat(output));
-      });
-    });
-    if (options.input !== undefined && child.stdin !== null) {
-      // EPIPE when the engine exits before reading everything: its exit code tells what happened.
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(options.input);
-    }
+  if (options.signal.aborted) return Promise.reject(options.signal.reason as Error);
+  const child = spawn(command, args, {
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'ignore'],
+    shell: false,
+    env: {},
   });
+  const run = new Run(child, command, options);
+  if (options.input !== undefined && child.stdin !== null) {
+    // EPIPE when the engine exits before reading everything: its exit code tells what happened.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input);
+  }
+  return run.result;
 }
 
-function fail(provider: string, message: string, retryable: boolean): ProviderError {
-  return new ProviderError(provider, message, { retryable });
+class Run {
+  readonly result: Promise<Buffer>;
+  readonly #child: ChildProcess;
+  readonly #command: string;
+  readonly #options: RunOptions;
+  readonly #output: Buffer[] = [];
+  readonly #timer: NodeJS.Timeout;
+  readonly #onAbort = (): void => {
+    this.#stop(undefined);
+  };
+  #size = 0;
+  #failure: ProviderError | undefined;
+
+  constructor(child: ChildProcess, command: string, options: RunOptions) {
+    this.#child = child;
+    this.#command = command;
+    this.#options = options;
+    this.#timer = setTimeout(() => {
+      this.#stop(this.#fail(`timed out after ${options.timeoutMs} ms`));
+    }, options.timeoutMs);
+    options.signal.addEventListener('abort', this.#onAbort, { once: true });
+    this.result = new Promise<Buffer>((resolve, reject) => {
+      child.stdout?.on('data', (data: Buffer) => {
+        this.#collect(data);
+      });
+      child.on('error', (error: NodeJS.ErrnoException) => {
+        const cause = this.#fail(`could not run (${error.code ?? 'error'})`);
+        this.#failure ??= cause;
+        // A process that never started emits no 'close'.
+        if (child.pid === undefined) {
+          this.#dispose();
+          reject(cause);
+        }
+      });
+      child.on('close', (code, killedBy) => {
+        this.#dispose();
+        const error = this.#error(code, killedBy);
+        if (error === undefined) resolve(Buffer.concat(this.#output));
+        else reject(error);
+      });
+    });
+  }
+
+  #collect(data: Buffer): void {
+    this.#size += data.length;
+    if (this.#size > this.#options.maxOutputBytes) {
+      this.#stop(this.#fail(`produced more than ${this.#options.maxOutputBytes} bytes`));
+    } else this.#output.push(data);
+  }
+
+  /** Why the run failed, if it did. */
+  #error(code: number | null, killedBy: NodeJS.Signals | null): Error | undefined {
+    const { signal } = this.#options;
+    if (signal.aborted) return signal.reason as Error;
+    if (this.#failure !== undefined) return this.#failure;
+    if (code !== 0) {
+      return this.#fail(
+        `exited with ${code === null ? `signal ${killedBy ?? '?'}` : `code ${code}`}`,
+      );
+    }
+    return undefined;
+  }
+
+  #stop(reason: ProviderError | undefined): void {
+    this.#failure ??= reason;
+    this.#child.kill('SIGKILL');
+  }
+
+  #dispose(): void {
+    clearTimeout(this.#timer);
+    this.#options.signal.removeEventListener('abort', this.#onAbort);
+  }
+
+  #fail(what: string): ProviderError {
+    return new ProviderError(this.#options.provider, `${this.#command} ${what}`, {
+      retryable: false,
+    });
+  }
 }
