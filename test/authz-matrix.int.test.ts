@@ -286,6 +286,30 @@ const MATRIX: Record<string, Entry> = {
     sample: () => ({ url: '/api/admin/kb/search?q=heart%20failure&limit=5&category=cardiology' }),
     expect: [401, 403, 200, 401, 401],
   },
+  // Voice (spec 4.9): every signed-in user. Half a second of silence: recognised as nothing, so the
+  // audio turn answers without asking the model.
+  'POST /api/voice/session': {
+    sample: () => ({ url: '/api/voice/session', payload: { barge_in: true } }),
+    expect: [401, 201, 201, 401, 401],
+  },
+  'POST /api/voice/audio': {
+    sample: () => {
+      const body = Buffer.concat([
+        Buffer.from(
+          `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.pcm"\r\n` +
+            'Content-Type: application/octet-stream\r\n\r\n',
+        ),
+        Buffer.alloc(16_000),
+        Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+      ]);
+      return {
+        url: '/api/voice/audio',
+        payload: body,
+        contentType: `multipart/form-data; boundary=${BOUNDARY}`,
+      };
+    },
+    expect: [401, 200, 200, 401, 401],
+  },
   // Feedback (spec 4.9): every signed-in user submits; administrators read the summary and export.
   'POST /api/feedback': {
     sample: () => ({

@@ -134,7 +134,7 @@ interface RouteInputs {
   /** Takes a JSON body. */
   body?: true;
   /** Takes a multipart/form-data body (its own cases instead of the JSON body cases). */
-  multipart?: true;
+  multipart?: { form: () => FormPart[]; required: string[] };
   /** Needs the knowledge-base fixtures. */
   kb?: true;
   /** Path parameters (all UUIDs). */
@@ -344,6 +344,36 @@ const uploadForm = (): FormPart[] => {
     { name: 'category', value: 'cardiology' },
     filePart(`Loop diuretics relieve congestion in heart failure (${tag}).\n`),
   ];
+};
+
+/** Half a second of PCM16 silence and a language: a valid `POST /api/voice/audio` form. */
+const silenceForm = (): FormPart[] => [
+  filePart(Buffer.alloc(16_000), 'silence.pcm', 'application/octet-stream'),
+  { name: 'language', value: 'en' },
+];
+
+/** A PCM16 WAV header saying `channels` and `dataBytes`, followed by 100 ms of silence. */
+const wavHeader = ({
+  channels = 1,
+  dataBytes = 3200,
+}: {
+  channels?: number;
+  dataBytes?: number;
+}) => {
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0, 'latin1');
+  h.writeUInt32LE(36 + 3200, 4);
+  h.write('WAVEfmt ', 8, 'latin1');
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(channels, 22);
+  h.writeUInt32LE(16_000, 24);
+  h.writeUInt32LE(32_000 * Math.max(channels, 1), 28);
+  h.writeUInt16LE(2 * Math.max(channels, 1), 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36, 'latin1');
+  h.writeUInt32LE(dataBytes, 40);
+  return Buffer.concat([h, Buffer.alloc(3200)]);
 };
 
 type FormEdit = NonNullable<Case['form']>;
@@ -888,7 +918,7 @@ const INPUTS: Record<string, RouteInputs> = {
   },
   'POST /api/admin/kb/documents': {
     auth: 'admin',
-    multipart: true,
+    multipart: { form: uploadForm, required: ['body.file', 'body.title', 'body.category'] },
     kb: true,
     sample: () => ({ form: uploadForm() }),
     cases: [
@@ -1131,6 +1161,60 @@ const INPUTS: Record<string, RouteInputs> = {
   },
   // Feedback (spec 4.9): rating 1 to 5 (DECISIONS 7), a closed list of categories, comments of
   // at most 4,000 characters where tabs and line breaks are allowed.
+  'POST /api/voice/session': {
+    auth: 'user',
+    body: true,
+    sample: () => ({ body: { barge_in: true, language: 'en' } }),
+    cases: [
+      unexpected('session_id', randomUUID()),
+      unexpected('user_id', randomUUID()),
+      invalid('conversation_id not a UUID', 'body.conversation_id', { conversation_id: 'abc' }),
+      {
+        name: "another user's conversation",
+        status: 404,
+        body: othersConversation,
+      },
+      invalid('voice with a space', 'body.voice', { voice: 'slt rms' }),
+      invalid('voice over 64 characters', 'body.voice', { voice: 'a'.repeat(65) }),
+      invalid('language not a tag', 'body.language', { language: 'english please' }),
+      invalid('barge_in "yes"', 'body.barge_in', { barge_in: 'yes' }),
+      invalid('turn_detection null', 'body.turn_detection', { turn_detection: null }),
+      invalid('silence_ms 50', 'body.turn_detection.silence_ms', {
+        turn_detection: { silence_ms: 50 },
+      }),
+      invalid('min_speech_ms "200"', 'body.turn_detection.min_speech_ms', {
+        turn_detection: { min_speech_ms: '200' },
+      }),
+      invalid('threshold 2', 'body.turn_detection.threshold', { turn_detection: { threshold: 2 } }),
+      invalid('an unknown turn_detection field', 'body.turn_detection.mode', {
+        turn_detection: { mode: 'vad' },
+      }),
+    ],
+  },
+  'POST /api/voice/audio': {
+    auth: 'user',
+    multipart: { form: silenceForm, required: ['body.file'] },
+    sample: () => ({ form: silenceForm() }),
+    cases: [
+      upload('no file', 422, (parts) => parts.filter((p) => p.name !== 'file'), ['body.file']),
+      upload('an empty file', 422, withFile(Buffer.alloc(0)), ['body.file']),
+      upload('an odd number of PCM bytes', 422, withFile(Buffer.alloc(3201)), ['body.file']),
+      upload('PCM longer than 30 s', 422, withFile(Buffer.alloc(32_000 * 31)), ['body.file']),
+      upload('a truncated WAV header', 422, withFile(Buffer.from('RIFF\u0000\u0000WAVEfmt ')), [
+        'body.file',
+      ]),
+      upload('a WAV of 0 channels', 422, withFile(wavHeader({ channels: 0 })), ['body.file']),
+      upload('a WAV whose data outruns the file', 422, withFile(wavHeader({ dataBytes: 1e6 })), [
+        'body.file',
+      ]),
+      upload('an unknown field', 422, withField('model', 'big'), ['body.model']),
+      upload('conversation_id not a UUID', 422, withField('conversation_id', 'abc'), [
+        'body.conversation_id',
+      ]),
+      upload('language not a tag', 422, withField('language', 'english please'), ['body.language']),
+      upload('a form over 16 MB', 413, fileFirst(withFile(Buffer.alloc(17 * 1024 * 1024)))),
+    ],
+  },
   'POST /api/feedback': {
     auth: 'user',
     body: true,
@@ -1318,9 +1402,18 @@ const bodyCases = (): Case[] => [
   },
 ];
 
-/** Cases for a multipart upload route, in place of the JSON body cases. */
-const multipartCases = (): Case[] => {
-  const valid = multipart(uploadForm());
+/**
+ * Cases for a multipart route, in place of the JSON body cases: `form` is a valid form of the
+ * route, `required` the fields an empty form lacks.
+ */
+const multipartCases = (form: FormPart[], required: string[]): Case[] => {
+  const valid = multipart(form);
+  // The file last, so that cutting the body's end cuts inside it.
+  const fileLast = [
+    ...form.filter((p) => p.name !== 'file'),
+    ...form.filter((p) => p.name === 'file'),
+  ];
+  const cut = multipart(fileLast);
   return [
     // Anything but multipart is 415, a JSON object included.
     raw('a JSON body', 415, '{"title":"A","category":"b"}', JSON_TYPE),
@@ -1331,29 +1424,24 @@ const multipartCases = (): Case[] => {
     // The parser's own errors (no boundary, unexpected end of data) are a 422 on the body.
     raw('multipart without a boundary', 422, valid, 'multipart/form-data'),
     raw('a boundary other than the body’s', 422, valid, 'multipart/form-data; boundary=other-one'),
-    raw(
-      'a body cut off inside the file',
-      422,
-      valid.subarray(0, valid.length - 30),
-      MULTIPART_TYPE,
-    ),
+    raw('a body cut off inside the file', 422, cut.subarray(0, cut.length - 30), MULTIPART_TYPE),
     raw(
       'a body cut off before the closing boundary',
       422,
-      valid.subarray(0, valid.length - 12),
+      cut.subarray(0, cut.length - 12),
       MULTIPART_TYPE,
     ),
     raw('random bytes as multipart', 422, randomBytes(2048), MULTIPART_TYPE),
     {
       name: 'an empty multipart body',
       status: 422,
-      fields: ['body.file', 'body.title', 'body.category'],
+      fields: required,
       raw: { payload: '', type: MULTIPART_TYPE },
     },
     {
       name: 'a multipart body without parts',
       status: 422,
-      fields: ['body.file', 'body.title', 'body.category'],
+      fields: required,
       raw: { payload: `--${BOUNDARY}--\r\n`, type: MULTIPART_TYPE },
     },
   ];
@@ -1404,7 +1492,7 @@ function casesFor(key: string, inputs: RouteInputs): Case[] {
     ...(inputs.body
       ? bodyCases()
       : inputs.multipart
-        ? multipartCases()
+        ? multipartCases(inputs.multipart.form(), inputs.multipart.required)
         : BODY_METHODS.has(method)
           ? noBodyCases()
           : []),
@@ -1698,7 +1786,7 @@ describe('bad input (PostgreSQL + Redis)', () => {
       // The upload route's multipart form is documented as its request body.
       const declared = {
         auth: inputs.auth,
-        body: inputs.body === true || inputs.multipart === true,
+        body: inputs.body === true || inputs.multipart !== undefined,
         params: inputs.params ?? [],
         query: inputs.query === true,
       };

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError, validationError } from '../../errors.js';
+import { AudioFormatError } from '../../platform/audio/errors.js';
 import { decodeWav } from '../../platform/audio/wav.js';
 import { guardBodySize, type BodyGuard } from '../../platform/http/body-limit.js';
 import { BYTES_PER_SECOND } from './utterance.js';
@@ -67,8 +68,13 @@ export async function receiveAudio(request: FastifyRequest, maxMs: number): Prom
 function toPcm(file: Buffer, maxMs: number): Buffer {
   const isWav = file.length >= 12 && file.toString('latin1', 0, 4) === 'RIFF';
   if (isWav) {
-    const samples = decodeWav(file, { sampleRate: 16_000, maxSeconds: maxMs / 1000 });
-    return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+    try {
+      const samples = decodeWav(file, { sampleRate: 16_000, maxSeconds: maxMs / 1000 });
+      return Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+    } catch (err) {
+      if (err instanceof AudioFormatError) throw validationError('body.file', err.reason);
+      throw err;
+    }
   }
   if (file.length % 2 !== 0) {
     throw validationError('body.file', 'is neither WAV nor whole PCM16 samples');
