@@ -29,7 +29,16 @@ export interface KbModelOptions {
  * knowledge base is polled for a fingerprint of its indexed documents). The build runs on a thread
  * of its own; a failed one leaves the model in use as it was.
  */
+/** The model in use: what it was built from, and when. */
+export interface KbModelStatus {
+  builtAt: Date;
+  chunks: number;
+  /** 1-, 2- and 3-grams; null when the knowledge base had no words to build from. */
+  ngrams: [number, number, number] | null;
+}
+
 export class KnowledgeLanguageModel {
+  status: KbModelStatus | undefined;
   private seen: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -80,12 +89,17 @@ export class KnowledgeLanguageModel {
     const result = await build({ texts, dictionaryPath: EN_US_DICTIONARY, arpaPath });
     if (result.ngrams[0] <= 2) {
       await stt.setAdaptedModel(null);
+      this.status = { builtAt: new Date(), chunks: texts.length, ngrams: null };
       log.info({ chunks: texts.length }, 'knowledge base has no words to adapt the recognizer to');
       return;
     }
-    await stt.setAdaptedModel({ arpaPath, weight });
-    // The decoders have read it: the file is not needed any more.
-    await rm(arpaPath, { force: true });
+    try {
+      await stt.setAdaptedModel({ arpaPath, weight });
+    } finally {
+      // The decoders have read it (or failed to): the file is not needed any more.
+      await rm(arpaPath, { force: true });
+    }
+    this.status = { builtAt: new Date(), chunks: texts.length, ngrams: result.ngrams };
     const ms = Math.round(performance.now() - started);
     log.info(
       { chunks: texts.length, ngrams: result.ngrams, ms },

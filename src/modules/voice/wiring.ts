@@ -16,7 +16,7 @@ import type { MessageService } from '../conversations/messages.js';
 import type { ConversationsService } from '../conversations/service.js';
 import { VOICE_LIMITS, type VoiceDeps } from './deps.js';
 import { VOICE_PATHS, VoiceHub } from './hub.js';
-import { KnowledgeLanguageModel } from './kb-model.js';
+import { KnowledgeLanguageModel, type KbModelStatus } from './kb-model.js';
 import { LazyStt } from './lazy-stt.js';
 import { VoiceSessions } from './sessions.js';
 import { createVoiceActivityDetector } from './vad/detector.js';
@@ -24,6 +24,10 @@ import { createVoiceActivityDetector } from './vad/detector.js';
 export interface Voice {
   deps: VoiceDeps;
   hub: VoiceHub;
+  /** The recognizer's knowledge-base model: undefined until the recognizer exists and one is built. */
+  kbModel(): KbModelStatus | undefined;
+  /** Checks the knowledge base now (it is polled every minute) and rebuilds the model if it changed. */
+  refreshKbModel(): Promise<void>;
   /** Routes an HTTP upgrade to the voice socket; false when the path is not one of its own. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   close(): Promise<void>;
@@ -112,6 +116,10 @@ export function createVoice(w: VoiceWiring): Voice {
   return {
     deps,
     hub,
+    kbModel: () => kbModel?.status,
+    refreshKbModel: async () => {
+      await kbModel?.refresh();
+    },
     upgrade(req, socket, head) {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       const endpoint = VOICE_PATHS.find((p) => p === path);

@@ -1,0 +1,98 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './helpers/app.js';
+import { createUser, type TestUser } from './helpers/factories.js';
+import { uploadNew, waitForJob } from './helpers/knowledge.js';
+import { silence, speak } from './helpers/speech-audio.js';
+import { ChatClient, listenLocal } from './helpers/ws-client.js';
+
+/**
+ * The voice pipeline's bounds (issue 11 item 8) with small settings, and the recognizer's
+ * knowledge-base model being built again when the knowledge base changes (item 3).
+ */
+
+const PATH = '/api/voice/pipeline-ws';
+const FRAME = 3200;
+
+describe('voice limits and the knowledge-base model', () => {
+  let t: TestApp;
+  let port: number;
+  let admin: TestUser;
+  let user: TestUser;
+  const clients: ChatClient[] = [];
+  const connect = async () => {
+    const client = await ChatClient.connect(port, user.access, PATH);
+    clients.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { VOICE_MAX_UTTERANCE_MS: '1500', VOICE_IDLE_TIMEOUT_MS: '1500' },
+    });
+    admin = await createUser(t.app, t.deps, { admin: true });
+    user = await createUser(t.app, t.deps);
+    port = await listenLocal(t.app);
+  });
+  afterEach(async () => {
+    const open = clients.splice(0);
+    for (const c of open) c.close();
+    await Promise.all(open.map((c) => c.closed));
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('ends an utterance at the longest allowed, without waiting for silence', async () => {
+    const client = await connect();
+    const long = await speak(
+      'the patient has had a cough and a fever for three days and now feels short of breath',
+    );
+    for (let at = 0; at < long.length; at += FRAME) {
+      client.send({ type: 'audio.input', audio: long.subarray(at, at + FRAME).toString('base64') });
+    }
+    const processing = await client.next(
+      (f) => f.type === 'voice.state' && f.state === 'PROCESSING',
+      20_000,
+    );
+    expect(processing.reason).toBe('commit');
+    const transcript = await client.next((f) => f.type === 'transcript.complete', 20_000);
+    // 1.5 s of speech: the start of the sentence, not all of it.
+    const words = String(transcript.text).split(/\s+/).filter(Boolean);
+    expect(words.length).toBeGreaterThan(0);
+    expect(words.length).toBeLessThan(12);
+  });
+
+  it('closes a socket that sends nothing for the idle time (4408)', async () => {
+    const client = await connect();
+    client.send({ type: 'audio.input', audio: silence(100).toString('base64') });
+    const closed = await client.closed;
+    expect(closed.code).toBe(4408);
+  });
+
+  it('builds the recognizer a model of the knowledge base, and again when a document is indexed', async () => {
+    await connect(); // a voice socket creates the recognizer
+    const first = await uploadNew(t.app, admin.access, {
+      file: 'Offer metformin as the first drug treatment for type 2 diabetes.',
+      title: 'Diabetes',
+    });
+    await waitForJob(t.app, admin.access, first.job?.id ?? '', 'completed');
+    await t.deps.voice.refreshKbModel();
+    const built = t.deps.voice.kbModel();
+    expect(built?.chunks).toBe(1);
+    expect(built?.ngrams?.[0]).toBeGreaterThan(5);
+    await t.deps.voice.refreshKbModel();
+    expect(t.deps.voice.kbModel()?.builtAt).toBe(built?.builtAt);
+    await sleep(5);
+    const second = await uploadNew(t.app, admin.access, {
+      file: 'Check the blood pressure of every adult with chronic kidney disease at each visit.',
+      title: 'Kidney',
+    });
+    await waitForJob(t.app, admin.access, second.job?.id ?? '', 'completed');
+    await t.deps.voice.refreshKbModel();
+    const rebuilt = t.deps.voice.kbModel();
+    expect(rebuilt?.chunks).toBe(2);
+    expect(rebuilt?.builtAt).not.toBe(built?.builtAt);
+    expect(rebuilt?.ngrams?.[0]).toBeGreaterThan(built?.ngrams?.[0] ?? 0);
+  });
+});
