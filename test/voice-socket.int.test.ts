@@ -95,8 +95,18 @@ describe('voice socket', () => {
     return dataOf<{ session_id: string; conversation_id: string; socket_url: string }>(res);
   };
 
+  /** Every log line, at debug level: none may carry a transcript, an answer or a token. */
+  const logged: string[] = [];
+
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({
+      env: { LOG_LEVEL: 'debug' },
+      logDestination: {
+        write: (line: string) => {
+          logged.push(line);
+        },
+      },
+    });
     const admin = await createUser(t.app, t.deps, { admin: true });
     user = await createUser(t.app, t.deps);
     other = await createUser(t.app, t.deps);
@@ -157,6 +167,17 @@ describe('voice socket', () => {
       ['assistant', complete.text],
     ]);
     expect(messages[1]?.id).toBe(complete.message_id);
+    const all = logged.join('');
+    expect(all).toContain('voice socket opened');
+    expect(all).not.toContain(String(transcript.text));
+    expect(all).not.toContain('Offer metformin');
+    expect(all).not.toContain(user.access);
+    const scrape = await t.app.inject({ method: 'GET', url: '/metrics' });
+    for (const stage of ['eou_delay', 'stt', 'llm_first_token', 'tts_first_audio', 'end_to_end']) {
+      const count = new RegExp(`^voice_stage_seconds_count\\{stage="${stage}"\\} (\\d+)$`, 'm');
+      expect(Number(count.exec(scrape.body)?.[1]), stage).toBeGreaterThan(0);
+    }
+    expect(scrape.body).toMatch(/^ws_connections\{endpoint="\/api\/voice\/pipeline-ws"\} [1-9]/m);
   });
 
   it('stops speaking when the user talks over the answer and stores only what was heard', async () => {
