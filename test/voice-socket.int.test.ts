@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { heardText } from '../src/modules/voice/heard.js';
+import { AsyncQueue } from '../src/platform/async-queue.js';
 import { SentenceSplitter } from '../src/modules/voice/sentences.js';
 import { createTts } from '../src/providers/tts/index.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -41,11 +42,11 @@ async function timedSentences(text: string) {
   const sentences = [...splitter.push(text), ...splitter.flush()];
   const tts = createTts({ provider: 'local', timeoutMs: 10_000 });
   const ms = sentences.map(() => 0);
-  async function* input() {
-    yield* sentences;
-  }
+  const input = new AsyncQueue<string>();
+  for (const s of sentences) input.push(s);
+  input.end();
   const options = { signal: new AbortController().signal, sampleRate: 16_000 };
-  for await (const chunk of tts.synthesize(input(), options)) {
+  for await (const chunk of tts.synthesize(input, options)) {
     ms[chunk.sentence] = (ms[chunk.sentence] ?? 0) + chunk.pcm.length / 32;
   }
   await tts.close();
