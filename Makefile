@@ -4,7 +4,7 @@
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-chat services tools openapi clean
+.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-chat bench-voice services tools openapi clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -83,6 +83,11 @@ bench-indexing: $(STAMP) services build
 ## at once (needs PostgreSQL and Redis; about 10 minutes).
 bench-chat: $(STAMP) services
 	npx tsx bench/chat.ts
+
+## The voice benchmark: latency, barge-in, recognizer speed, overhead, sessions at once and idle CPU
+## with the offline providers (needs PostgreSQL, Redis and the speech tools; about 10 minutes).
+bench-voice: $(STAMP) services speech
+	npx tsx bench/voice.ts
 
 clean:
 	rm -rf dist node_modules/.install-stamp
