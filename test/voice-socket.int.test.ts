@@ -250,6 +250,37 @@ describe('voice socket', () => {
     expect(states(client).slice(-2)).toEqual(['CANCELLED', 'IDLE']);
   });
 
+  it('ends the utterance on audio.commit without waiting for silence (push to talk)', async () => {
+    const client = await connect();
+    await stream(client, Buffer.concat([silence(300), await speak('what dose of metformin')]));
+    client.send({ type: 'audio.commit' });
+    const processing = await client.next(
+      (f) => f.type === 'voice.state' && f.state === 'PROCESSING',
+      20_000,
+    );
+    expect(processing.reason).toBe('commit');
+    const transcript = await client.next((f) => f.type === 'transcript.complete', 20_000);
+    expect(String(transcript.text)).toMatch(/dose|metformin|what/);
+    await client.next((f) => f.type === 'response.complete', 30_000);
+    // Nothing left to commit: an error, and the socket goes on.
+    client.send({ type: 'audio.commit', request_ref: 'again' });
+    const error = await client.next((f) => f.type === 'error');
+    expect(error).toMatchObject({ code: 'VALIDATION_ERROR', request_ref: 'again' });
+  });
+
+  it('runs the calculator as a tool and speaks its result', async () => {
+    const client = await connect();
+    client.send({ type: 'text.input', text: 'BMI for 80 kg and 1.80 m' });
+    const call = await client.next((f) => f.type === 'tool.call', 30_000);
+    expect(call).toMatchObject({ name: 'medical_calculator' });
+    const result = await client.next((f) => f.type === 'tool.result', 30_000);
+    expect(result).toMatchObject({ call_id: call.call_id, name: 'medical_calculator' });
+    expect(result.error).toBeUndefined();
+    const complete = await client.next((f) => f.type === 'response.complete', 30_000);
+    expect(String(complete.text)).toMatch(/24\.7/);
+    expect(client.ofType('audio.output').length).toBeGreaterThan(1);
+  });
+
   it('starts no turn on steady background noise or a click', async () => {
     const client = await connect();
     await stream(client, await noise('white', 4, 0.1));
