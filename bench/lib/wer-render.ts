@@ -20,6 +20,11 @@ export interface RenderInput {
 }
 
 const MAX_GENERAL_DELTA = 0.03;
+const NOISE =
+  'Figures move a little from run to run: the decoders keep state from one utterance to the next ' +
+  "(probably PocketSphinx's running cepstral mean), and which decoder gets which clip varies. Over " +
+  "three runs the generic model's figures moved by up to 0.02; one word of a voice's general set " +
+  'is 0.005, so read a general-English delta near the bound as at its edge.';
 
 function machine(): string {
   const cpu = os.cpus()[0]?.model.trim() ?? 'unknown CPU';
@@ -82,6 +87,8 @@ export async function render(input: RenderInput): Promise<void> {
       ? ['### Chosen weight against the generic model', '', deltaTable(results, chosen, voices), '']
       : []),
     why,
+    '',
+    NOISE,
     '',
     largeLine(input.large),
   ].join('\n');
