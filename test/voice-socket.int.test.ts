@@ -7,7 +7,7 @@ import { createTts } from '../src/providers/tts/index.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
 import { uploadNew, waitForJob } from './helpers/knowledge.js';
-import { noise, silence, speak } from './helpers/speech-audio.js';
+import { noise, silence, speak, tone } from './helpers/speech-audio.js';
 import { ChatClient, listenLocal, type Frame } from './helpers/ws-client.js';
 
 /**
@@ -237,6 +237,18 @@ describe('voice socket', () => {
       content: expected,
       interrupted: true,
     });
+  });
+
+  it('holds the audio for a click over the answer, then goes on without interrupting', async () => {
+    const client = await connect();
+    client.send({ type: 'text.input', text: 'How should metformin be started and reviewed?' });
+    const first = await client.next((f) => f.type === 'audio.output', 30_000);
+    await sleep(300);
+    await stream(client, Buffer.concat([await tone(100, 1000, 0.8), silence(600)]), 100);
+    const complete = await client.next((f) => f.type === 'response.complete', 60_000);
+    expect(complete).toMatchObject({ response_id: first.response_id, interrupted: false });
+    expect(states(client)).not.toContain('CANCELLED');
+    expect(client.ofType('audio.output').at(-1)).toMatchObject({ final: true });
   });
 
   it('cuts the stored answer where the client says it stopped playing (response.truncate)', async () => {

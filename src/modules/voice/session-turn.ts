@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { MAIN_BRANCH } from '../conversations/messages.js';
 import type { AuthUser } from '../auth/service.js';
 import type { VoiceDeps } from './deps.js';
+import type { PlaybackGate } from './gate.js';
 import type { TurnMetrics, VoiceErrorCode, VoiceServerFrame } from './protocol.js';
 import type { VoiceSettings } from './sessions.js';
 import type { VoiceEvent } from './state.js';
@@ -14,6 +15,8 @@ export interface ActiveTurn {
   controller: AbortController;
   /** The client's `response.truncate`: how much of the audio it played. */
   truncateMs: number | undefined;
+  /** Held while the detector hears what may become a barge-in. */
+  gate: PlaybackGate;
   done: Promise<void>;
 }
 
@@ -74,6 +77,7 @@ export async function answerTurn(
     voice: ctx.settings.voice ?? undefined,
     language: ctx.settings.language,
     leadMs: limits.playbackLeadMs,
+    gate: turn.gate,
     send: (frame) => {
       ctx.send(frame);
     },

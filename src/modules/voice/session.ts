@@ -3,6 +3,7 @@ import { AppError } from '../../errors.js';
 import type { AuthUser } from '../auth/service.js';
 import type { VoiceDeps } from './deps.js';
 import type { VoiceClientFrame, VoiceErrorCode, VoiceServerFrame } from './protocol.js';
+import { PlaybackGate } from './gate.js';
 import { RecentAudio } from './recent-audio.js';
 import { sessionView, type VoiceSettings } from './sessions.js';
 import { transition, type VoiceEvent, type VoiceState } from './state.js';
@@ -118,6 +119,13 @@ export class VoiceSession {
   private async hear(pcm: Buffer): Promise<void> {
     if (this.utterance === undefined) this.recent.push(pcm);
     for (const event of await this.vad.push(pcm)) this.onVad(event);
+    // Speech over an answer: its audio waits until the speech is long enough to interrupt (then
+    // the turn is aborted) or stops short of it (then the audio goes on).
+    const gate = this.turn?.gate;
+    const answering = this.state === 'PROCESSING' || this.state === 'SPEAKING';
+    if (gate === undefined) return;
+    if (answering && this.settings.bargeIn && this.vad.hearing) gate.hold();
+    else if (gate.isHeld) gate.release();
   }
 
   private onVad(event: VadEvent): void {
@@ -208,6 +216,7 @@ export class VoiceSession {
       responseId: randomUUID(),
       controller: new AbortController(),
       truncateMs: undefined,
+      gate: new PlaybackGate(),
       done: Promise.resolve(),
     };
     this.turn = turn;

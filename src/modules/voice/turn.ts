@@ -5,6 +5,7 @@ import type { AnswerFrame } from '../chat/protocol.js';
 import type { ChatService } from '../chat/service.js';
 import type { TurnOutcome } from '../chat/turn.js';
 import type { CitationDto } from '../conversations/schema.js';
+import type { PlaybackGate } from './gate.js';
 import { heardText, type SpokenSentence } from './heard.js';
 import type { VoiceServerFrame } from './protocol.js';
 import { SentenceSplitter } from './sentences.js';
@@ -28,6 +29,8 @@ export interface VoiceTurnInput {
   language: string;
   /** How far audio may run ahead of the listener's playback. */
   leadMs: number;
+  /** Holds the audio while the user may be starting to speak. */
+  gate: PlaybackGate;
   send(frame: VoiceServerFrame): void;
   /** The first audio left: the session goes SPEAKING. */
   onFirstAudio(): void;
@@ -169,6 +172,7 @@ async function speakAll(
   try {
     for await (const chunk of ready) {
       await playback.pace(input.leadMs, signal);
+      await input.gate.pass(signal);
       if (signal.aborted) break;
       playback.sentMs += durationMs(chunk);
       if (playback.startedAt === undefined) {

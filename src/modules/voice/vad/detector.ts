@@ -59,6 +59,10 @@ class SileroDetector implements VoiceActivityDetector {
     this.stream?.reset();
   }
 
+  get hearing(): boolean {
+    return this.segmenter.hearing;
+  }
+
   /** After close, pushes read nothing. The shared model stays loaded for other streams. */
   async close(): Promise<void> {
     this.closed = true;

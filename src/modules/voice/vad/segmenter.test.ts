@@ -42,6 +42,22 @@ const kinds = (events: Timed[]): string[] =>
   events.filter((e) => e.event.type !== 'speech_audio').map((e) => e.event.type);
 
 describe('Segmenter', () => {
+  it('says it is hearing from the first speech frame, and not after a blip is dropped', () => {
+    const seg = new Segmenter(settings());
+    feed(seg, run(320, 0));
+    expect(seg.hearing).toBe(false);
+    feed(seg, [0.95]);
+    expect(seg.hearing).toBe(true);
+    feed(seg, run(64, 0.95));
+    expect(seg.hearing).toBe(true);
+    feed(seg, run(192, 0));
+    expect(seg.hearing).toBe(false);
+    feed(seg, [...run(256, 0.95), ...run(100, 0)]);
+    expect(seg.hearing).toBe(true);
+    feed(seg, run(600, 0));
+    expect(seg.hearing).toBe(false);
+  });
+
   it('a 100 ms blip, or 192 ms of speech, starts nothing', () => {
     const seg = new Segmenter(settings());
     expect(feed(seg, [...run(640, 0), ...run(96, 0.95), ...run(2000, 0)])).toEqual([]);

@@ -98,6 +98,11 @@ export class Segmenter {
     this.prerollBytes = Math.round(settings.prerollMs * (BYTES_PER_MS / 2)) * 2;
   }
 
+  /** A candidate or an utterance is in progress. */
+  get hearing(): boolean {
+    return this.phase !== 'silent';
+  }
+
   /** Stream time (ms) at the end of the frames fed so far. */
   get elapsedMs(): number {
     return this.frames * FRAME_MS;

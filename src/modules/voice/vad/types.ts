@@ -34,6 +34,13 @@ export type VadEvent =
 export interface VoiceActivityDetector {
   /** Reads more audio; events in stream order. */
   push(pcm: Buffer): Promise<VadEvent[]>;
+  /**
+   * Whether speech is being heard after the audio pushed so far: a candidate not yet long enough
+   * to start an utterance, or an utterance. While an answer plays, the pipeline holds its audio
+   * as soon as this turns true (a barge-in may be coming) and goes on if it turns false again
+   * before `speech_start` (a cough, a click).
+   */
+  readonly hearing: boolean;
   /** Ends any utterance in progress without an event and forgets all state (after audio.commit). */
   reset(): void;
   close(): Promise<void>;
