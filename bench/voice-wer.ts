@@ -1,19 +1,12 @@
 import { execFile } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { EN_US_DICTIONARY, readDictionaryWords } from '../src/providers/stt/kb-dictionary.js';
+import { readDictionaryWords } from '../src/providers/stt/kb-dictionary.js';
 import { buildKbLanguageModel } from '../src/providers/stt/kb-language-model.js';
-import { dictionaryLines, flitePronunciations } from '../src/providers/stt/kb-pronunciations.js';
-import { DEFAULT_MODEL_DIR, PocketSphinxSttProvider } from '../src/providers/stt/pocketsphinx.js';
+import { buildAdaptedModel, type AdaptedBuild } from '../src/providers/stt/kb-adapted.js';
+import { PocketSphinxSttProvider } from '../src/providers/stt/pocketsphinx.js';
 import { spokenText } from '../src/providers/stt/spoken-words.js';
 import { num } from './lib/sections.js';
 import { frames, packageVersions, seconds, speak } from './lib/wer-audio.js';
@@ -26,7 +19,7 @@ import { render } from './lib/wer-render.js';
  * corpus and on everyday English, each spoken by Flite's slt and rms voices, with the generic
  * en-us language model and with the knowledge base's model (built from eval/corpus) interpolated
  * at several weights, once with the recognizer's dictionary as it is and once with the corpus
- * words it lacks added with Flite's pronunciations. The model and weight are chosen on the tuning half of the questions; the held-out half
+ * words it lacks added with Flite's pronunciations (as the service does). The model and weight are chosen on the tuning half of the questions; the held-out half
  * is only reported. Run: `npx tsx bench/voice-wer.ts`.
  *
  * Knobs: VOICE_WER_WEIGHTS (0.3,0.5,0.7), VOICE_WER_DICT_WEIGHTS (0.2,0.3,0.5),
@@ -70,26 +63,16 @@ async function buildLargeModel() {
 }
 
 /**
- * The corpus's out-of-dictionary words with Flite's pronunciations: a model directory whose
- * dictionary has them (the acoustic model and generic LM linked), and the KB model rebuilt.
+ * The model as the service builds it (buildAdaptedModel): the corpus's out-of-dictionary words
+ * get Flite's pronunciations and stay in the model; the recognizer adds them to its dictionary
+ * when it loads the model.
  */
-async function extendedModel(corpus: string[], dictionary: Set<string>, dir: string) {
-  const plain = buildKbLanguageModel(corpus, { dictionary, reportOutOfDictionary: 100_000 });
-  const added = await flitePronunciations(plain.stats.outOfDictionaryWords.map((w) => w.word));
-  const modelDir = path.join(dir, 'model');
-  mkdirSync(modelDir);
-  symlinkSync(path.join(DEFAULT_MODEL_DIR, 'en-us'), path.join(modelDir, 'en-us'));
-  symlinkSync(path.join(DEFAULT_MODEL_DIR, 'en-us.lm.bin'), path.join(modelDir, 'en-us.lm.bin'));
-  writeFileSync(
-    path.join(modelDir, 'cmudict-en-us.dict'),
-    readFileSync(EN_US_DICTIONARY, 'utf8') + dictionaryLines(added),
-  );
-  const extended = new Set([...dictionary, ...added.keys()]);
-  const model = buildKbLanguageModel(corpus, { dictionary: extended });
+async function extendedModel(corpus: string[], dir: string) {
+  const model = await buildAdaptedModel(corpus);
   const arpaPath = path.join(dir, 'kb-extended.arpa');
   writeFileSync(arpaPath, model.arpa);
-  console.log(`extended: ${added.size} words added; ${model.ngrams.join('/')} n-grams`);
-  return { modelDir, arpaPath, added };
+  console.log(`extended: ${model.words.length} words added; ${model.ngrams.join('/')} n-grams`);
+  return { arpaPath, words: model.words };
 }
 
 async function recognise(provider: PocketSphinxSttProvider, pcm: Buffer) {
@@ -138,8 +121,9 @@ async function synthesise(items: readonly Item[], isWord: (w: string) => boolean
 }
 
 interface Run {
-  modelDir: string;
   arpaPath: string;
+  /** Pronunciations the model needs added to the dictionary. */
+  words: AdaptedBuild['words'];
   /** "generic" or "<family> <weight>". */
   names: string[];
 }
@@ -152,12 +136,13 @@ async function recogniseAll(
 ): Promise<Result[]> {
   const results: Result[] = [];
   for (const run of runs) {
-    const provider = new PocketSphinxSttProvider({ poolSize: CONCURRENCY, modelDir: run.modelDir });
+    const provider = new PocketSphinxSttProvider({ poolSize: CONCURRENCY });
     try {
       await provider.ready();
       for (const name of run.names) {
         const weight = Number(name.split(' ')[1] ?? 0);
-        await provider.setAdaptedModel(weight > 0 ? { arpaPath: run.arpaPath, weight } : null);
+        const { arpaPath, words } = run;
+        await provider.setAdaptedModel(weight > 0 ? { arpaPath, weight, words } : null);
         const recognised = await mapLimit(clips, CONCURRENCY, (clip) =>
           recognise(provider, clip.pcm),
         );
@@ -197,7 +182,7 @@ async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'voice-wer-'));
   const arpaPath = path.join(dir, 'kb.arpa');
   writeFileSync(arpaPath, model.arpa);
-  const extended = await extendedModel(corpus, dictionary, dir);
+  const extended = await extendedModel(corpus, dir);
   console.log(
     `model: ${model.ngrams.join('/')} n-grams in ${buildMs.toFixed(0)} ms -> ${arpaPath}`,
   );
@@ -207,13 +192,13 @@ async function main() {
   console.log(`${clips.length} clips; reference words outside the dictionary: ${oov.join(' ')}`);
   const runs = [
     {
-      modelDir: DEFAULT_MODEL_DIR,
       arpaPath,
+      words: [],
       names: ['generic', ...WEIGHTS.map((w) => `adapted ${w}`)],
     },
     {
-      modelDir: extended.modelDir,
       arpaPath: extended.arpaPath,
+      words: extended.words,
       names: DICT_WEIGHTS.map((w) => `adapted+dict ${w}`),
     },
   ];
@@ -231,7 +216,10 @@ async function main() {
     model: { ngrams: model.ngrams, buildMs, stats: model.stats },
     large,
     oov,
-    added: { words: extended.added.size, inReferences: oov.filter((w) => extended.added.has(w)) },
+    added: {
+      words: extended.words.length,
+      inReferences: oov.filter((w) => extended.words.some((a) => a.word === w)),
+    },
     clipCount: clips.length,
     versions: await packageVersions(),
     write: WRITE,

@@ -1,7 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
-import { readDictionaryWords } from '../../providers/stt/kb-dictionary.js';
-import { buildKbLanguageModel } from '../../providers/stt/kb-language-model.js';
+import { buildAdaptedModel } from '../../providers/stt/kb-adapted.js';
 
 /** Builds the knowledge base's language model off the main thread and writes it as ARPA. */
 
@@ -13,10 +12,10 @@ export interface KbModelTask {
 
 export interface KbModelResult {
   ngrams: [number, number, number];
+  words: { word: string; phones: string }[];
 }
 
 const task = workerData as KbModelTask;
-const dictionary = await readDictionaryWords(task.dictionaryPath);
-const model = buildKbLanguageModel(task.texts, { dictionary });
+const model = await buildAdaptedModel(task.texts, task.dictionaryPath);
 if (model.ngrams[0] > 2) await writeFile(task.arpaPath, model.arpa, 'utf8');
-parentPort?.postMessage({ ngrams: model.ngrams } satisfies KbModelResult);
+parentPort?.postMessage({ ngrams: model.ngrams, words: model.words } satisfies KbModelResult);

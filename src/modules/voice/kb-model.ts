@@ -35,6 +35,8 @@ export interface KbModelStatus {
   chunks: number;
   /** 1-, 2- and 3-grams; null when the knowledge base had no words to build from. */
   ngrams: [number, number, number] | null;
+  /** Words added to the recognizer's dictionary (with Flite's pronunciations). */
+  addedWords: number;
 }
 
 export class KnowledgeLanguageModel {
@@ -89,17 +91,22 @@ export class KnowledgeLanguageModel {
     const result = await build({ texts, dictionaryPath: EN_US_DICTIONARY, arpaPath });
     if (result.ngrams[0] <= 2) {
       await stt.setAdaptedModel(null);
-      this.status = { builtAt: new Date(), chunks: texts.length, ngrams: null };
+      this.status = { builtAt: new Date(), chunks: texts.length, ngrams: null, addedWords: 0 };
       log.info({ chunks: texts.length }, 'knowledge base has no words to adapt the recognizer to');
       return;
     }
     try {
-      await stt.setAdaptedModel({ arpaPath, weight });
+      await stt.setAdaptedModel({ arpaPath, weight, words: result.words });
     } finally {
       // The decoders have read it (or failed to): the file is not needed any more.
       await rm(arpaPath, { force: true });
     }
-    this.status = { builtAt: new Date(), chunks: texts.length, ngrams: result.ngrams };
+    this.status = {
+      builtAt: new Date(),
+      chunks: texts.length,
+      ngrams: result.ngrams,
+      addedWords: result.words.length,
+    };
     const ms = Math.round(performance.now() - started);
     log.info(
       { chunks: texts.length, ngrams: result.ngrams, ms },

@@ -48,8 +48,11 @@ export interface VoiceWiring {
   tts?: TtsProvider;
 }
 
-/** The knowledge-base model's share when interpolated with the generic one (bench/voice-wer.ts). */
-const KB_MODEL_WEIGHT = 0.5;
+/**
+ * The knowledge-base model's share when interpolated with the generic one: chosen by
+ * bench/voice-wer.ts on its tuning questions (BENCHMARKS.md "Voice: word error rate").
+ */
+const KB_MODEL_WEIGHT = 0.2;
 const KB_MODEL_POLL_MS = 60_000;
 const KB_MODEL_MAX_CHARS = 64 * 1024 * 1024;
 

@@ -14,6 +14,7 @@ import { checkArpaFile } from './arpa-check.js';
  *   char const *ps_get_hyp(ps_decoder_t *, int32 *out_best_score)
  *   logmath_t *ps_get_logmath(ps_decoder_t *); ngram_model_t *ps_get_lm(ps_decoder_t *, name)
  *   int ps_set_lm(ps_decoder_t *, name, ngram_model_t *) (wraps the model in its own set, retained)
+ *   int ps_add_word(ps_decoder_t *, word, phones, int update); char *ps_lookup_word(ps, word)
  *   int ps_set_search(ps_decoder_t *, name); int ps_unset_search(ps_decoder_t *, name)
  *   ngram_model_t *ngram_model_read(cmd_ln_t *, path, ngram_file_type_t, logmath_t *)
  *   int ngram_model_apply_weights(ngram_model_t *, float32 lw, float32 wip)
@@ -46,6 +47,8 @@ interface Api {
   getLogmath: (ps: Ptr) => Ptr;
   getLm: (ps: Ptr, name: string) => Ptr;
   setLm: (ps: Ptr, name: string, lm: Ptr) => number;
+  addWord: (ps: Ptr, word: string, phones: string, update: number) => number;
+  lookupWord: (ps: Ptr, word: string) => string | null;
   setSearch: (ps: Ptr, name: string) => number;
   unsetSearch: (ps: Ptr, name: string) => number;
   lmRead: (cfg: Ptr, path: string, type: number, lmath: Ptr) => Ptr;
@@ -79,6 +82,8 @@ function bind(): Api {
     getLogmath: f(ps, 'void *ps_get_logmath(void *)'),
     getLm: f(ps, 'void *ps_get_lm(void *, const char *)'),
     setLm: f(ps, 'int ps_set_lm(void *, const char *, void *)'),
+    addWord: f(ps, 'int ps_add_word(void *, const char *, const char *, int)'),
+    lookupWord: f(ps, 'const char *ps_lookup_word(void *, const char *)'),
     setSearch: f(ps, 'int ps_set_search(void *, const char *)'),
     unsetSearch: f(ps, 'int ps_unset_search(void *, const char *)'),
     lmRead: f(base, 'void *ngram_model_read(void *, const char *, int, void *)'),
@@ -107,6 +112,11 @@ export interface ModelPaths {
 export interface AdaptedModel {
   arpaPath: string;
   weight: number;
+  /**
+   * Pronunciations of the model's words the dictionary lacks (drug names, say), CMU phones
+   * separated by spaces; added to the decoder's dictionary before the model is loaded.
+   */
+  words?: readonly { word: string; phones: string }[];
 }
 
 /** One PocketSphinx decoder: created once, then used for one utterance after another. */
@@ -163,6 +173,10 @@ export class Decoder {
     a.setSearch(this.#ps, DEFAULT_SEARCH);
     a.unsetSearch(this.#ps, ADAPTED_SEARCH);
     if (model === null) return;
+    // Words first: the search built for the model looks each of its words up in the dictionary.
+    for (const { word, phones } of model.words ?? []) {
+      if (a.lookupWord(this.#ps, word) === null) a.addWord(this.#ps, word, phones, 0);
+    }
     // sphinxbase's ARPA reader brings the process down on a file it cannot parse.
     checkArpaFile(model.arpaPath);
     // Without a configuration: with one, ngram_model_read dereferences a model it failed to

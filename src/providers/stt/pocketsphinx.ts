@@ -229,6 +229,12 @@ function checkModel(model: AdaptedModel): void {
   if (!(model.weight > 0 && model.weight < 1)) {
     throw new RangeError('adaptedModel.weight must be between 0 and 1 (exclusive)');
   }
+  // What reaches the C dictionary: a lower-case word and CMU phones, nothing else.
+  for (const { word, phones } of model.words ?? []) {
+    if (!/^[a-z][a-z']{0,62}$/.test(word) || !/^[A-Z]{1,2}( [A-Z]{1,2}){0,62}$/.test(phones)) {
+      throw new RangeError('adaptedModel.words must be lower-case words with CMU phones');
+    }
+  }
 }
 
 function checkLanguage(language: string | undefined): void {
