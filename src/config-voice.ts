@@ -10,7 +10,7 @@ export const VoiceEnv = {
     default: 'pocketsphinx',
   }),
   STT_MODEL: Type.String({ minLength: 1, maxLength: 200, default: 'whisper-1' }),
-  STT_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
+  STT_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   STT_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000 }),
   /** Build a language model from the knowledge base and interpolate it (PocketSphinx). */
   STT_ADAPT_TO_KB: Type.Boolean({ default: true }),

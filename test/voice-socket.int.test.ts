@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { heardText } from '../src/modules/voice/heard.js';
 import { AsyncQueue } from '../src/platform/async-queue.js';
-import { SentenceSplitter } from '../src/modules/voice/sentences.js';
+import { speechSplitter } from '../src/modules/voice/sentences.js';
 import { createTts } from '../src/providers/tts/index.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
@@ -38,7 +38,7 @@ interface Message {
 
 /** The answer's sentences as the pipeline speaks them, each with its audio's duration. */
 async function timedSentences(text: string) {
-  const splitter = new SentenceSplitter();
+  const splitter = speechSplitter();
   const sentences = [...splitter.push(text), ...splitter.flush()];
   const tts = createTts({ provider: 'local', timeoutMs: 10_000 });
   const ms = sentences.map(() => 0);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AsyncQueue } from '../../src/platform/async-queue.js';
 import type { Deps } from '../../src/deps.js';
 import { MAIN_BRANCH } from '../../src/modules/conversations/messages.js';
-import { SentenceSplitter } from '../../src/modules/voice/sentences.js';
+import { speechSplitter } from '../../src/modules/voice/sentences.js';
 import {
   createVoiceActivityDetector,
   DEFAULT_TURN_DETECTION,
@@ -158,7 +158,7 @@ export async function directTurn(
     content: text === '' ? 'metformin' : text,
   });
   const stored2 = performance.now();
-  const splitter = new SentenceSplitter();
+  const splitter = speechSplitter();
   let firstToken: number | undefined;
   const sentence = new Promise<string>((resolve) => {
     void deps.chat.service

@@ -5,7 +5,7 @@ import type { AuthUser } from '../auth/service.js';
 import { MAIN_BRANCH } from '../conversations/messages.js';
 import type { CitationDto } from '../conversations/schema.js';
 import type { VoiceDeps } from './deps.js';
-import { SentenceSplitter } from './sentences.js';
+import { speechSplitter } from './sentences.js';
 import type { VoiceSettings } from './sessions.js';
 
 /** The answer of `POST /api/voice/audio`. */
@@ -93,7 +93,7 @@ async function speak(
   sampleRate: number,
   signal: AbortSignal,
 ): Promise<Buffer> {
-  const splitter = new SentenceSplitter();
+  const splitter = speechSplitter();
   const sentences = new AsyncQueue<string>();
   for (const s of [...splitter.push(text), ...splitter.flush()]) sentences.push(s);
   sentences.end();

@@ -53,6 +53,23 @@ describe('SentenceSplitter', () => {
     expect(parts.join(' ').replace(/\s+/g, ' ')).toBe(long.replace(/\s+/g, ' '));
   });
 
+  it('cuts the first sentence at its first clause when asked, and only the first', () => {
+    const s = new SentenceSplitter(240, true);
+    const text =
+      'For adults with type 2 diabetes, offer metformin first, at 500 mg daily. [1] Then, review it. [2]';
+    const parts = [...s.push(text.slice(0, 40)), ...s.push(text.slice(40)), ...s.flush()];
+    expect(parts).toEqual([
+      'For adults with type 2 diabetes,',
+      'offer metformin first, at 500 mg daily. [1]',
+      'Then, review it. [2]',
+    ]);
+    const short = new SentenceSplitter(240, true);
+    expect([...short.push('Yes, it is. Then more text follows here.'), ...short.flush()]).toEqual([
+      'Yes, it is.',
+      'Then more text follows here.',
+    ]);
+  });
+
   it('gives nothing for blank text', () => {
     expect(split('   \n ', 2)).toEqual([]);
   });

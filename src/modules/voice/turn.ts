@@ -8,7 +8,7 @@ import type { CitationDto } from '../conversations/schema.js';
 import type { PlaybackGate } from './gate.js';
 import { heardText, type SpokenSentence } from './heard.js';
 import type { VoiceServerFrame } from './protocol.js';
-import { SentenceSplitter } from './sentences.js';
+import { speechSplitter } from './sentences.js';
 
 /**
  * One spoken answer (DECISIONS 5): the chat engine's answer to the stored question (same
@@ -84,7 +84,7 @@ export async function runVoiceTurn(
   const started = performance.now();
   const sentences = new AsyncQueue<string>();
   const texts: string[] = [];
-  const splitter = new SentenceSplitter();
+  const splitter = speechSplitter();
   const speak = (parts: string[]) => {
     for (const s of parts) {
       texts.push(s);

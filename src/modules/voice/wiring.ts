@@ -149,5 +149,11 @@ function sttConfig(config: Config) {
       timeoutMs: stt.timeoutMs,
     };
   }
-  return { provider: 'pocketsphinx' as const, poolSize: stt.poolSize };
+  // An utterance may wait for a decoder as long as one can last (its audio queues meanwhile):
+  // under a burst it is late, not lost.
+  return {
+    provider: 'pocketsphinx' as const,
+    poolSize: stt.poolSize,
+    acquireTimeoutMs: config.voice.maxUtteranceMs + 5000,
+  };
 }
