@@ -1,5 +1,10 @@
 import koffi, { type LibraryHandle } from 'koffi';
 import { checkArpaFile } from './arpa-check.js';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 
 /**
  * The parts of PocketSphinx 5prealpha's C API (Debian's libpocketsphinx.so.3 and
@@ -14,7 +19,7 @@ import { checkArpaFile } from './arpa-check.js';
  *   char const *ps_get_hyp(ps_decoder_t *, int32 *out_best_score)
  *   logmath_t *ps_get_logmath(ps_decoder_t *); ngram_model_t *ps_get_lm(ps_decoder_t *, name)
  *   int ps_set_lm(ps_decoder_t *, name, ngram_model_t *) (wraps the model in its own set, retained)
- *   int ps_add_word(ps_decoder_t *, word, phones, int update); char *ps_lookup_word(ps, word)
+ *   int ps_load_dict(ps_decoder_t *, dictfile, fdictfile, format) (replaces the dictionary)
  *   int ps_set_search(ps_decoder_t *, name); int ps_unset_search(ps_decoder_t *, name)
  *   ngram_model_t *ngram_model_read(cmd_ln_t *, path, ngram_file_type_t, logmath_t *)
  *   int ngram_model_apply_weights(ngram_model_t *, float32 lw, float32 wip)
@@ -47,8 +52,7 @@ interface Api {
   getLogmath: (ps: Ptr) => Ptr;
   getLm: (ps: Ptr, name: string) => Ptr;
   setLm: (ps: Ptr, name: string, lm: Ptr) => number;
-  addWord: (ps: Ptr, word: string, phones: string, update: number) => number;
-  lookupWord: (ps: Ptr, word: string) => string | null;
+  loadDict: (ps: Ptr, dict: string, fillerDict: string | null, format: string | null) => number;
   setSearch: (ps: Ptr, name: string) => number;
   unsetSearch: (ps: Ptr, name: string) => number;
   lmRead: (cfg: Ptr, path: string, type: number, lmath: Ptr) => Ptr;
@@ -82,8 +86,7 @@ function bind(): Api {
     getLogmath: f(ps, 'void *ps_get_logmath(void *)'),
     getLm: f(ps, 'void *ps_get_lm(void *, const char *)'),
     setLm: f(ps, 'int ps_set_lm(void *, const char *, void *)'),
-    addWord: f(ps, 'int ps_add_word(void *, const char *, const char *, int)'),
-    lookupWord: f(ps, 'const char *ps_lookup_word(void *, const char *)'),
+    loadDict: f(ps, 'int ps_load_dict(void *, const char *, const char *, const char *)'),
     setSearch: f(ps, 'int ps_set_search(void *, const char *)'),
     unsetSearch: f(ps, 'int ps_unset_search(void *, const char *)'),
     lmRead: f(base, 'void *ngram_model_read(void *, const char *, int, void *)'),
@@ -127,9 +130,13 @@ export class Decoder {
   /** The generic model, owned by the default search; borrowed to build interpolated sets. */
   readonly #generic: Ptr;
   #inUtterance = false;
+  readonly #paths: ModelPaths;
+  /** The words added to the generic dictionary now (none: ''). */
+  #wordsKey = '';
 
   constructor(paths: ModelPaths) {
     this.#api = bind();
+    this.#paths = paths;
     const argv = [
       '-hmm',
       paths.acousticModel,
@@ -172,11 +179,12 @@ export class Decoder {
     // decoder pointing at the freed one, and a failure below leaves the generic model in use.
     a.setSearch(this.#ps, DEFAULT_SEARCH);
     a.unsetSearch(this.#ps, ADAPTED_SEARCH);
-    if (model === null) return;
-    // Words first: the search built for the model looks each of its words up in the dictionary.
-    for (const { word, phones } of model.words ?? []) {
-      if (a.lookupWord(this.#ps, word) === null) a.addWord(this.#ps, word, phones, 0);
+    if (model === null) {
+      this.#useWords([]);
+      return;
     }
+    // Words first: the search built for the model looks each of its words up in the dictionary.
+    this.#useWords(model.words ?? []);
     // sphinxbase's ARPA reader brings the process down on a file it cannot parse.
     checkArpaFile(model.arpaPath);
     // Without a configuration: with one, ngram_model_read dereferences a model it failed to
@@ -198,6 +206,25 @@ export class Decoder {
       a.setSearch(this.#ps, DEFAULT_SEARCH);
       a.unsetSearch(this.#ps, ADAPTED_SEARCH);
       throw new Error('the adapted language model could not be made current');
+    }
+  }
+
+  /**
+   * The generic dictionary plus `words`, loaded whole (ps_load_dict) when they changed: adding
+   * hundreds of words one by one (ps_add_word) to a decoder whose language model is shared by
+   * two searches crashed this library version.
+   */
+  #useWords(words: readonly { word: string; phones: string }[]): void {
+    const key = words.map((w) => `${w.word} ${w.phones}`).join('\n');
+    if (key === this.#wordsKey) return;
+    const file = words.length === 0 ? this.#paths.dictionary : extendedDictionary(this.#paths, key);
+    try {
+      if (this.#api.loadDict(this.#ps, file, null, null) < 0) {
+        throw new Error('the dictionary could not be loaded');
+      }
+      this.#wordsKey = key;
+    } finally {
+      if (file !== this.#paths.dictionary) rmSync(file, { force: true });
     }
   }
 
@@ -236,4 +263,14 @@ export class Decoder {
     this.#api.configFree(this.#config);
     this.#ps = null;
   }
+}
+
+/** A temporary dictionary file: the generic one and `lines` ("word PH ONES" each). */
+function extendedDictionary(paths: ModelPaths, lines: string): string {
+  const file = join(
+    tmpdir(),
+    `ps-dict-${String(process.pid)}-${String(threadId)}-${randomUUID()}.dict`,
+  );
+  writeFileSync(file, `${readFileSync(paths.dictionary, 'utf8')}${lines}\n`, { mode: 0o600 });
+  return file;
 }
