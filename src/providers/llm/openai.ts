@@ -1,4 +1,7 @@
-import OpenAI, { APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
+import { APIError, APIUserAbortError } from 'openai';
+import { openAiClient } from '../openai-client.js';
+import { Watchdog } from '../watchdog.js';
 import { ChunkAssembler } from './openai-chunks.js';
 import { timedOut, toProviderError } from './openai-errors.js';
 import { buildMessages, buildTools } from './prompt.js';
@@ -57,18 +60,11 @@ export class OpenAiLlmProvider implements LlmProvider {
     this.#maxTokens = options.maxTokens;
     this.#temperature = options.temperature;
     this.#includeUsage = options.includeUsage ?? true;
-    this.#client = new OpenAI({
-      baseURL: options.baseUrl,
-      // The SDK insists on a key; without one the header is removed below.
-      apiKey: this.#apiKey === '' ? 'unused' : this.#apiKey,
-      // Everything explicit, so the SDK reads nothing from the environment (config.ts does that).
-      organization: null,
-      project: null,
-      logLevel: 'off',
-      maxRetries: 0,
-      timeout: this.#timeoutMs,
-      ...(this.#apiKey === '' ? { defaultHeaders: { Authorization: null } } : {}),
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    this.#client = openAiClient({
+      baseUrl: options.baseUrl,
+      apiKey: this.#apiKey,
+      timeoutMs: this.#timeoutMs,
+      fetch: options.fetch,
     });
   }
 
@@ -134,62 +130,4 @@ export class OpenAiLlmProvider implements LlmProvider {
 
 function refusedStreamOptions(error: unknown): boolean {
   return error instanceof APIError && error.status === 400 && /stream_options/i.test(error.message);
-}
-
-/**
- * One request's abort controller: aborted by the caller's signal or by the stall timer, which the
- * stream arms while it waits for data and pauses while the caller holds an event.
- */
-class Watchdog {
-  readonly #controller = new AbortController();
-  readonly #caller: AbortSignal;
-  readonly #ms: number;
-  readonly #onCallerAbort = (): void => {
-    this.#controller.abort(this.#caller.reason);
-  };
-  #timer: NodeJS.Timeout | undefined;
-  fired = false;
-
-  constructor(ms: number, caller: AbortSignal) {
-    this.#ms = ms;
-    this.#caller = caller;
-    caller.addEventListener('abort', this.#onCallerAbort, { once: true });
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  get callerAborted(): boolean {
-    return this.#caller.aborted;
-  }
-
-  abortReason(): unknown {
-    return this.#caller.reason ?? new DOMException('The operation was aborted', 'AbortError');
-  }
-
-  arm(): void {
-    this.pause();
-    this.#timer = setTimeout(() => {
-      this.fired = true;
-      this.#controller.abort(new DOMException('stalled', 'TimeoutError'));
-    }, this.#ms);
-  }
-
-  pause(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  /** After a quiet end of the SDK's iteration: a timeout or the caller's abort, if either. */
-  throwIfFired(): void {
-    if (this.fired || this.#caller.aborted) throw new DOMException('aborted', 'AbortError');
-  }
-
-  /** Stops the timer and aborts the request if it is still open (the caller stopped early). */
-  dispose(): void {
-    this.pause();
-    this.#caller.removeEventListener('abort', this.#onCallerAbort);
-    if (!this.#controller.signal.aborted) this.#controller.abort();
-  }
 }

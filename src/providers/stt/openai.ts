@@ -1,4 +1,6 @@
-import OpenAI, { toFile } from 'openai';
+import { openAiClient } from '../openai-client.js';
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
 import { ProviderError } from '../llm/types.js';
 import { toProviderError } from './openai-errors.js';
 import {
@@ -60,18 +62,11 @@ export class OpenAiSttProvider implements SttProvider {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     const maxMs = Math.min(options.maxUtteranceMs ?? MAX_UTTERANCE_MS, MAX_UTTERANCE_MS);
     this.#maxBytes = Math.floor((maxMs / 1000) * STT_SAMPLE_RATE) * 2;
-    this.#client = new OpenAI({
-      baseURL: options.baseUrl,
-      // The SDK insists on a key; without one the header is removed below.
-      apiKey: this.#apiKey === '' ? 'unused' : this.#apiKey,
-      // Everything explicit, so the SDK reads nothing from the environment (config.ts does that).
-      organization: null,
-      project: null,
-      logLevel: 'off',
-      maxRetries: 0,
-      timeout: this.#timeoutMs,
-      ...(this.#apiKey === '' ? { defaultHeaders: { Authorization: null } } : {}),
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    this.#client = openAiClient({
+      baseUrl: options.baseUrl,
+      apiKey: this.#apiKey,
+      timeoutMs: this.#timeoutMs,
+      fetch: options.fetch,
     });
   }
 

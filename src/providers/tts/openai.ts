@@ -1,7 +1,9 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { bufferToInt16 } from '../../platform/audio/pcm.js';
 import { StreamingResampler } from '../../platform/audio/resample.js';
 import { ProviderError } from '../llm/types.js';
+import { openAiClient } from '../openai-client.js';
+import { Watchdog } from '../watchdog.js';
 import { wavToPcm } from './local-engine.js';
 import { speechError, speechTimedOut } from './openai-errors.js';
 import { synthesizeInPieces, type SpeakContext } from './pipeline.js';
@@ -55,17 +57,11 @@ export class OpenAiTtsProvider implements TtsProvider {
     this.#voice = options.voice ?? 'alloy';
     this.#format = options.format ?? 'pcm';
     this.#timeoutMs = options.timeoutMs ?? 10_000;
-    this.#client = new OpenAI({
-      baseURL: options.baseUrl,
-      apiKey: this.#apiKey === '' ? 'unused' : this.#apiKey,
-      // Everything explicit, so the SDK reads nothing from the environment.
-      organization: null,
-      project: null,
-      logLevel: 'off',
-      maxRetries: 0,
-      timeout: this.#timeoutMs,
-      ...(this.#apiKey === '' ? { defaultHeaders: { Authorization: null } } : {}),
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    this.#client = openAiClient({
+      baseUrl: options.baseUrl,
+      apiKey: this.#apiKey,
+      timeoutMs: this.#timeoutMs,
+      fetch: options.fetch,
     });
   }
 
@@ -76,7 +72,8 @@ export class OpenAiTtsProvider implements TtsProvider {
   }
 
   async *#speak(text: string, context: SpeakContext): AsyncIterable<Int16Array> {
-    const watchdog = new Stall(this.#timeoutMs, context.signal);
+    context.signal.throwIfAborted();
+    const watchdog = new Watchdog(this.#timeoutMs, context.signal);
     try {
       const body = await this.#request(text, context, watchdog);
       if (this.#format === 'wav') {
@@ -95,7 +92,7 @@ export class OpenAiTtsProvider implements TtsProvider {
         watchdog.arm();
       }
       // The SDK's body ends quietly when its request is aborted: say why it ended.
-      watchdog.throwIfStopped();
+      watchdog.throwIfFired();
       watchdog.pause();
       yield resampler.flush();
     } catch (error) {
@@ -110,7 +107,7 @@ export class OpenAiTtsProvider implements TtsProvider {
   async #request(
     text: string,
     context: SpeakContext,
-    watchdog: Stall,
+    watchdog: Watchdog,
   ): Promise<ReadableStream<Uint8Array>> {
     watchdog.arm();
     const params = {
@@ -128,52 +125,5 @@ export class OpenAiTtsProvider implements TtsProvider {
 
   close(): Promise<void> {
     return Promise.resolve();
-  }
-}
-
-/** One request's abort controller: the pipeline's signal or the stall timer aborts it. */
-class Stall {
-  readonly #controller = new AbortController();
-  readonly #outer: AbortSignal;
-  readonly #ms: number;
-  readonly #onAbort = (): void => {
-    this.#controller.abort(this.#outer.reason);
-  };
-  #timer: NodeJS.Timeout | undefined;
-  fired = false;
-
-  constructor(ms: number, outer: AbortSignal) {
-    this.#ms = ms;
-    this.#outer = outer;
-    outer.throwIfAborted();
-    outer.addEventListener('abort', this.#onAbort, { once: true });
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  arm(): void {
-    this.pause();
-    this.#timer = setTimeout(() => {
-      this.fired = true;
-      this.#controller.abort(new DOMException('stalled', 'TimeoutError'));
-    }, this.#ms);
-  }
-
-  pause(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  /** After a quiet end of the body: say whether it was cut by the timer or the pipeline. */
-  throwIfStopped(): void {
-    if (this.fired || this.#outer.aborted) throw new DOMException('aborted', 'AbortError');
-  }
-
-  dispose(): void {
-    this.pause();
-    this.#outer.removeEventListener('abort', this.#onAbort);
-    if (!this.#controller.signal.aborted) this.#controller.abort();
   }
 }
