@@ -293,6 +293,23 @@ describe('voice socket', () => {
     expect(client.ofType('audio.output').length).toBeGreaterThan(1);
   });
 
+  it('reports a turn it cannot store (its conversation deleted) and goes on', async () => {
+    const s = await session();
+    const client = await connect(user.access, s.socket_url);
+    const removed = await t.app.inject({
+      method: 'DELETE',
+      url: `/conversations/${s.conversation_id}`,
+      headers: bearer(user.access),
+    });
+    expect(removed.statusCode, removed.body).toBe(200);
+    client.send({ type: 'text.input', text: 'What dose of metformin?' });
+    const error = await client.next((f) => f.type === 'error');
+    expect(error).toMatchObject({ code: 'NOT_FOUND', recoverable: true });
+    await client.next((f) => f.type === 'voice.state' && f.state === 'IDLE');
+    expect(states(client)).toEqual(['PROCESSING', 'ERROR', 'IDLE']);
+    await client.roundTrip();
+  });
+
   it('starts no turn on steady background noise or a click', async () => {
     const client = await connect();
     await stream(client, await noise('white', 4, 0.1));

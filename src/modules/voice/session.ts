@@ -133,7 +133,7 @@ export class VoiceSession {
       const answering = this.state === 'PROCESSING' || this.state === 'SPEAKING';
       if (!this.fire({ type: 'speech_start', bargeIn: this.settings.bargeIn })) return;
       if (answering) this.turn?.controller.abort();
-      this.listen(event.audio, event.onsetMs);
+      this.listen(event.audio);
     } else if (event.type === 'speech_audio') {
       if (this.utterance?.push(event.audio) === false) this.endUtterance('commit');
     } else if (this.utterance !== undefined) {
@@ -141,13 +141,12 @@ export class VoiceSession {
     }
   }
 
-  private listen(audio: Buffer, onsetMs?: number): void {
+  private listen(audio: Buffer): void {
     this.recent.clear();
     const { stt, limits } = this.deps;
     const u = new Utterance(stt, this.settings.language, limits.maxUtteranceMs, (text) => {
       this.send({ type: 'transcript.delta', utterance_id: u.id, text });
     });
-    u.onsetMs = onsetMs;
     u.push(audio);
     this.utterance = u;
   }
@@ -223,9 +222,24 @@ export class VoiceSession {
     return turn;
   }
 
+  /** Never rejects: a turn that fails (the database away, say) is reported and the session goes on. */
   private async answer(turn: ActiveTurn, text: string, utteranceId: string, timing: TurnTiming) {
     try {
       await answerTurn(this.deps, this.context(), turn, text, utteranceId, timing);
+    } catch (err) {
+      turn.controller.abort();
+      if (err instanceof AppError) {
+        this.error(err.code as VoiceErrorCode, err.message, true);
+      } else {
+        this.deps.log.error({ err, sessionId: this.id }, 'voice turn could not be completed');
+        this.error('INTERNAL_ERROR', 'The turn could not be completed', true);
+      }
+      if (this.state === 'CANCELLED') {
+        this.fire({ type: 'cancel_done', listening: this.utterance !== undefined });
+      } else if (this.state === 'PROCESSING' || this.state === 'SPEAKING') {
+        this.fire({ type: 'failure' });
+        this.fire({ type: 'recovered' });
+      }
     } finally {
       if (this.turn === turn) this.turn = undefined;
     }

@@ -15,8 +15,6 @@ export class Utterance {
   readonly id = randomUUID();
   readonly final: Promise<string | null>;
   error: unknown;
-  /** Where the speech began in the session's audio (ms), when the detector found it. */
-  onsetMs: number | undefined;
   /** `performance.now()` when the audio ended. */
   endedAt: number | undefined;
   private readonly audio = new AsyncQueue<Buffer>();
