@@ -147,7 +147,8 @@ function lingerAfterAnswer(req: IncomingMessage, limits: DrainLimits = LINGER_LI
   let bytes = 0;
   const onData = (chunk: Buffer) => {
     bytes += chunk.length;
-    if (bytes > limits.maxBytes) socket.destroy();
+    // Through the request: under app.inject the socket is a stand-in without destroy().
+    if (bytes > limits.maxBytes) req.destroy();
   };
   req.on('data', onData);
   req.resume();

@@ -5,10 +5,9 @@ import { WaitQueue } from './pocketsphinx-queue.js';
 import { Slot } from './pocketsphinx-slot.js';
 
 /**
- * A fixed set of decoder threads, each with one decoder built once at start-up. An utterance
- * borrows a free decoder (or waits in a bounded queue, for a bounded time) and gives it back when
- * it ends. The adapted language model is loaded into each decoder while it is free, never in the
- * middle of an utterance. A thread that dies is replaced; one that cannot start breaks the pool.
+ * Decoder threads, each with one decoder built once. An utterance borrows a free decoder (or waits
+ * in a bounded queue, for a bounded time) and gives it back when it ends. The adapted model loads
+ * into a decoder while it is free. A thread that dies is replaced; one that cannot start breaks it.
  */
 
 export interface PoolOptions {
@@ -165,7 +164,7 @@ export class DecoderPool {
       case 'ready':
         slot.setupMs = message.setupMs;
         slot.state = 'idle';
-        if (message.adaptedError !== undefined) this.#modelFailed(message.adaptedError);
+        if (message.adaptedError) this.#modelFailed(message.adaptedError, slot.modelVersion);
         if (this.#slots.every((s) => s.state !== 'starting')) this.#settleReady(null);
         this.#settleModelWaiters();
         this.#dispatch(slot);
@@ -178,7 +177,7 @@ export class DecoderPool {
       case 'model-loaded':
       case 'model-failed':
         if (message.id !== slot.currentId) return;
-        if (message.type === 'model-failed') this.#modelFailed(message.message);
+        if (message.type === 'model-failed') this.#modelFailed(message.message, slot.modelVersion);
         this.release(slot);
         this.#settleModelWaiters();
         return;
@@ -204,15 +203,21 @@ export class DecoderPool {
     }
   }
 
-  /** A decoder could not load the model: it is on the generic one now, so all go back to it. */
-  #modelFailed(reason: string): void {
+  /**
+   * A decoder could not load the model of `version`: all go back to the generic one. Only calls
+   * for that model or an earlier one fail (a late report must not fail a newer request).
+   */
+  #modelFailed(reason: string, version: number): void {
     const error = new ProviderError(
       PROVIDER,
       `adapted language model not loaded, the generic model is in use: ${reason}`,
       { retryable: false },
     );
-    for (const waiter of this.#modelWaiters.splice(0)) waiter.reject(error);
-    if (this.#model === null) return;
+    for (const waiter of this.#modelWaiters.filter((w) => w.version <= version)) {
+      this.#modelWaiters.splice(this.#modelWaiters.indexOf(waiter), 1);
+      waiter.reject(error);
+    }
+    if (this.#model === null || version !== this.#modelVersion) return;
     this.#model = null;
     this.#modelVersion += 1;
     for (const slot of this.#slots) if (slot.state === 'idle') this.#dispatch(slot);
