@@ -4,7 +4,7 @@
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-chat bench-voice services tools openapi clean
+.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-chat bench-voice bench-voice-wer services tools openapi clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -88,6 +88,11 @@ bench-chat: $(STAMP) services
 ## with the offline providers (needs PostgreSQL, Redis and the speech tools; about 10 minutes).
 bench-voice: $(STAMP) services speech
 	npx tsx bench/voice.ts
+
+## The recognizer's word error rate with the generic and the knowledge-base models (Flite voices slt
+## and rms; needs the speech tools and SoX; about 8 minutes).
+bench-voice-wer: $(STAMP) tools
+	npx tsx bench/voice-wer.ts
 
 clean:
 	rm -rf dist node_modules/.install-stamp
