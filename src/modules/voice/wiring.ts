@@ -20,6 +20,7 @@ import { KnowledgeLanguageModel, type KbModelStatus } from './kb-model.js';
 import { LazyStt } from './lazy-stt.js';
 import { VoiceSessions } from './sessions.js';
 import { createVoiceActivityDetector } from './vad/detector.js';
+import { sileroModelOwner } from './vad/silero.js';
 
 export interface Voice {
   deps: VoiceDeps;
@@ -89,6 +90,7 @@ export function createVoice(w: VoiceWiring): Voice {
       baseUrl: v.openai.baseUrl,
       apiKey: v.openai.apiKey,
     });
+  const silero = sileroModelOwner();
   const deps: VoiceDeps = {
     chat: w.chat,
     messages: w.messages,
@@ -96,7 +98,7 @@ export function createVoice(w: VoiceWiring): Voice {
     sessions: new VoiceSessions(w.kv, w.conversations, v.sessionTtlSeconds * 1000),
     stt,
     tts,
-    createVad: (settings) => createVoiceActivityDetector(settings),
+    createVad: (settings) => createVoiceActivityDetector(settings, { loadModel: silero.load }),
     warm: () => {
       if (stt instanceof LazyStt) stt.warm();
     },
@@ -133,7 +135,7 @@ export function createVoice(w: VoiceWiring): Voice {
     async close() {
       await hub.close();
       await kbModel?.close();
-      await Promise.allSettled([stt.close(), tts.close()]);
+      await Promise.allSettled([stt.close(), tts.close(), silero.release()]);
     },
   };
 }

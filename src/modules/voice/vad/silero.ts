@@ -60,6 +60,27 @@ export function createSileroLoader(
 /** The process-wide model (lazy: loaded by the first stream that needs it). */
 export const loadSharedSileroModel: () => Promise<SileroModel> = createSileroLoader();
 
+/**
+ * A model loaded on first use and released on demand: what a service instance holds. Releasing
+ * the session before the process exits matters: onnxruntime's environment torn down at exit with
+ * a live session can abort the process.
+ */
+export function sileroModelOwner(modelPath?: () => string): {
+  load: () => Promise<SileroModel>;
+  release: () => Promise<void>;
+} {
+  let loaded: Promise<SileroModel> | undefined;
+  const loader = createSileroLoader(modelPath);
+  return {
+    load: () => (loaded = loader()),
+    release: async () => {
+      const model = await loaded?.catch(() => undefined);
+      loaded = undefined;
+      await model?.session.release();
+    },
+  };
+}
+
 /** One audio stream's view of the model: its own recurrent state and context. */
 export class SileroStream {
   private state: Float32Array = new Float32Array(STATE_SIZE);
