@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ScriptedServer } from './scripted-server.js';
 
 /**
  * A local HTTP server that replays recorded OpenAI chat-completions traffic from
@@ -52,36 +52,8 @@ interface ErrorFixture {
   body: unknown;
 }
 
-export class OpenAiChatServer {
-  readonly requests: RecordedRequest[] = [];
-  readonly #replies: Reply[] = [];
-  #server: Server | undefined;
-  baseUrl = '';
-
-  async start(): Promise<void> {
-    this.#server = createServer((req, res) => {
-      void this.#handle(req, res);
-    });
-    const server = this.#server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  }
-
-  async stop(): Promise<void> {
-    const server = this.#server;
-    if (server === undefined) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-
-  /** Replies for the next requests, in order. */
-  script(...replies: Reply[]): void {
-    this.#replies.length = 0;
-    this.requests.length = 0;
-    this.#replies.push(...replies);
-  }
-
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+export class OpenAiChatServer extends ScriptedServer<Reply, RecordedRequest> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const closed = new Promise<void>((resolve) => {
       res.on('close', () => {
         resolve();
@@ -96,7 +68,7 @@ export class OpenAiChatServer {
       body: JSON.parse(raw) as Record<string, unknown>,
       closed,
     });
-    const reply = this.#replies.shift() ?? { kind: 'error', fixture: 'server-error.json' };
+    const reply = this.replies.shift() ?? { kind: 'error', fixture: 'server-error.json' };
     await answer(reply, req, res);
   }
 }

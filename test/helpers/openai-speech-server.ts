@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ScriptedServer } from './scripted-server.js';
 
 /**
  * A local HTTP server answering `POST /v1/audio/speech` as OpenAI does: `response_format: pcm`
@@ -29,41 +29,14 @@ export type SpeechReply =
 
 export const PCM_RATE = 24_000;
 
-export class OpenAiSpeechServer {
-  readonly requests: RecordedSpeechRequest[] = [];
-  readonly #replies: SpeechReply[] = [];
-  #server: Server | undefined;
-  baseUrl = '';
-
-  async start(): Promise<void> {
-    this.#server = createServer((req, res) => {
-      void this.#handle(req, res);
-    });
-    const server = this.#server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  }
-
-  async stop(): Promise<void> {
-    const server = this.#server;
-    if (server === undefined) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-
-  script(...replies: SpeechReply[]): void {
-    this.#replies.length = 0;
-    this.requests.length = 0;
-    this.#replies.push(...replies);
-  }
-
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+export class OpenAiSpeechServer extends ScriptedServer<SpeechReply, RecordedSpeechRequest> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const closed = new Promise<void>((resolve) => res.on('close', resolve));
     let raw = '';
     for await (const chunk of req) raw += String(chunk);
     const body = JSON.parse(raw) as Record<string, unknown>;
     this.requests.push({ path: req.url, authorization: req.headers.authorization, body, closed });
-    const reply = this.#replies.shift() ?? { kind: 'audio' };
+    const reply = this.replies.shift() ?? { kind: 'audio' };
     if (req.url !== '/v1/audio/speech' || req.method !== 'POST') {
       errorReply(res, { kind: 'error', status: 404, message: 'Not found' });
       return;

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ScriptedServer } from './scripted-server.js';
 
 /**
  * A local stand-in for an OpenAI-compatible transcription endpoint: POST /v1/audio/transcriptions
@@ -28,38 +28,14 @@ export type TranscriptionReply =
   /** Reset the connection before any answer. */
   | { kind: 'reset' };
 
-export class OpenAiTranscriptionServer {
-  readonly requests: RecordedTranscription[] = [];
-  readonly #replies: TranscriptionReply[] = [];
-  #server: Server | undefined;
-  baseUrl = '';
+export class OpenAiTranscriptionServer extends ScriptedServer<
+  TranscriptionReply,
+  RecordedTranscription
+> {
   /** The answer when nothing is scripted. */
   defaultText = 'What is the dose of metformin?';
 
-  async start(): Promise<void> {
-    this.#server = createServer((req, res) => {
-      void this.#handle(req, res);
-    });
-    const server = this.#server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  }
-
-  async stop(): Promise<void> {
-    const server = this.#server;
-    if (server === undefined) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-
-  /** Replies for the next requests, in order; then `defaultText`. */
-  script(...replies: TranscriptionReply[]): void {
-    this.#replies.length = 0;
-    this.requests.length = 0;
-    this.#replies.push(...replies);
-  }
-
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const closed = new Promise<void>((resolve) => {
       res.on('close', () => {
         resolve();
@@ -84,7 +60,7 @@ export class OpenAiTranscriptionServer {
       send(res, 400, { error: { message: problem, type: 'invalid_request_error', code: null } });
       return;
     }
-    await this.#answer(this.#replies.shift() ?? { kind: 'text', text: this.defaultText }, req, res);
+    await this.#answer(this.replies.shift() ?? { kind: 'text', text: this.defaultText }, req, res);
   }
 
   async #answer(reply: TranscriptionReply, req: IncomingMessage, res: ServerResponse) {
