@@ -15,6 +15,11 @@ export interface PubSub {
   /** Resolves once messages published on `channel` anywhere reach `handler`. */
   subscribe(channel: string, handler: Handler): Promise<() => void>;
   publish(channel: string, payload: unknown): void;
+  /**
+   * Called each time the subscription comes back after its connection dropped: messages sent
+   * meanwhile were lost, so what they would have invalidated must be dropped by other means.
+   */
+  onReconnect(handler: () => void): void;
   close(): Promise<void>;
 }
 
@@ -68,6 +73,9 @@ export function memoryPubSub(): PubSub {
     publish(channel, payload) {
       local.deliver(channel, payload);
     },
+    onReconnect() {
+      // One process: nothing is ever missed.
+    },
     close: () => Promise.resolve(),
   };
 }
@@ -80,8 +88,20 @@ export function memoryPubSub(): PubSub {
 export function redisPubSub(redis: Redis, prefix: string, log: Logger): PubSub {
   const origin = randomUUID();
   const local = new LocalHandlers();
-  const subscriber = redis.duplicate({ keyPrefix: '' });
+  // Named, so that operators (and tests) can tell it apart in CLIENT LIST. SUBSCRIBE may be sent
+  // while this connection is still being made: it waits for it (or fails after one retry).
+  const subscriber = redis.duplicate({
+    keyPrefix: '',
+    connectionName: `${prefix}pubsub`,
+    enableOfflineQueue: true,
+  });
   subscriber.on('error', () => undefined);
+  const reconnected = new Set<() => void>();
+  let connectedOnce = false;
+  subscriber.on('ready', () => {
+    if (connectedOnce) for (const handler of reconnected) handler();
+    connectedOnce = true;
+  });
   subscriber.on('messageBuffer', (channelBuf: Buffer, message: Buffer) => {
     const channel = channelBuf.toString('utf8').slice(prefix.length);
     let parsed: { o: string; p: unknown };
@@ -96,7 +116,14 @@ export function redisPubSub(redis: Redis, prefix: string, log: Logger): PubSub {
     kind: 'redis',
     async subscribe(channel, handler) {
       const { first, remove } = local.add(channel, handler);
-      if (first) await subscriber.subscribe(prefix + channel);
+      if (first) {
+        try {
+          await subscriber.subscribe(prefix + channel);
+        } catch (err) {
+          remove();
+          throw err;
+        }
+      }
       return () => {
         if (remove()) void subscriber.unsubscribe(prefix + channel).catch(() => undefined);
       };
@@ -108,6 +135,9 @@ export function redisPubSub(redis: Redis, prefix: string, log: Logger): PubSub {
         .catch((err: unknown) => {
           log.warn({ err }, 'pub/sub publish failed');
         });
+    },
+    onReconnect(handler) {
+      reconnected.add(handler);
     },
     async close() {
       subscriber.disconnect();
