@@ -214,7 +214,7 @@ describe('LayeredCache on Redis, two instances', () => {
     await r2.get('k', () => Promise.resolve('v'));
     const raw = await rawRedis();
     try {
-      const clients = await raw.client('LIST', 'TYPE', 'pubsub');
+      const clients = await raw.call('CLIENT', 'LIST', 'TYPE', 'pubsub');
       const ids = String(clients)
         .split('\n')
         .filter((line) => line.includes(` name=${prefix}pubsub `))
@@ -222,7 +222,7 @@ describe('LayeredCache on Redis, two instances', () => {
       expect(ids.length).toBe(2);
       // Kill only instance two's subscriber: the one created last has the larger id.
       const newest = Math.max(...ids.map(Number));
-      await raw.client('KILL', 'ID', String(newest));
+      await raw.call('CLIENT', 'KILL', 'ID', String(newest));
     } finally {
       raw.disconnect();
     }
