@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisCacheLayer } from '../src/platform/cache-redis.js';
 import { escapeGlob, globToRegExp } from '../src/platform/glob.js';
 import { createRedis, redisConnected } from '../src/platform/kv.js';
 import { LayeredCache, type CacheRegion } from '../src/platform/layered-cache.js';
@@ -245,6 +246,32 @@ describe('LayeredCache on Redis, two instances', () => {
       expect((await one.cache.stats()).redis.keys).toBe(0);
     } finally {
       await raw.unlink(...outside);
+      raw.disconnect();
+    }
+  });
+});
+
+describe('RedisCacheLayer across a dropped connection', () => {
+  it('deletes again, once Redis is back, a key whose delete failed', async () => {
+    const prefix = `test:${randomBytes(6).toString('hex')}:`;
+    const raw = await rawRedis();
+    const redis = createRedis(REDIS_URL, prefix);
+    expect(await redisConnected(redis, 5000)).toBe(true);
+    const layer = new RedisCacheLayer(redis, prefix, log);
+    try {
+      await raw.set(`${prefix}cache:user:1`, 'old', 'PX', 60_000);
+      const id = await redis.client('ID');
+      await raw.call('CLIENT', 'KILL', 'ID', String(id));
+      await until(() => Promise.resolve(redis.status !== 'ready'), 'the connection seen as lost');
+      await layer.delete('user:1');
+      expect(await raw.exists(`${prefix}cache:user:1`)).toBe(1);
+      await until(
+        async () => (await raw.exists(`${prefix}cache:user:1`)) === 0,
+        'the key deleted after the reconnection',
+      );
+    } finally {
+      redis.disconnect();
+      await deleteRedisPrefix(REDIS_URL, prefix);
       raw.disconnect();
     }
   });

@@ -5,6 +5,8 @@ import type { Logger } from './logger.js';
 
 const SCAN_BATCH = 500;
 const NAMESPACE = 'cache:';
+/** Deletes that failed while Redis was away, kept to be sent when it is back (at most). */
+const MAX_UNSENT = 10_000;
 
 /**
  * The cache's second layer: text values under `<REDIS_PREFIX>cache:`. Reads and writes never
@@ -14,13 +16,19 @@ const NAMESPACE = 'cache:';
 export class RedisCacheLayer implements CacheCounts {
   hits = 0;
   misses = 0;
+  /** Keys whose delete failed: sent again when the connection is back. */
+  private readonly unsent = new Set<string>();
 
   constructor(
     private readonly redis: Redis,
     /** REDIS_PREFIX, which the client adds to every key it is given but not to SCAN patterns. */
     private readonly redisPrefix: string,
     private readonly log: Logger,
-  ) {}
+  ) {
+    redis.on('ready', () => {
+      void this.sendUnsent();
+    });
+  }
 
   async get(key: string): Promise<string | undefined> {
     try {
@@ -40,10 +48,28 @@ export class RedisCacheLayer implements CacheCounts {
     });
   }
 
+  /**
+   * A change committed while Redis is away must still reach it: the key is deleted as soon as the
+   * connection is back (memory lifetimes cover the time between).
+   */
   async delete(key: string): Promise<void> {
-    await this.redis.unlink(NAMESPACE + key).catch((err: unknown) => {
-      this.log.warn({ err }, 'cache: Redis delete failed');
-    });
+    try {
+      await this.redis.unlink(NAMESPACE + key);
+    } catch (err) {
+      this.log.warn({ err }, 'cache: Redis delete failed; sent again once Redis is back');
+      if (this.unsent.size < MAX_UNSENT) this.unsent.add(key);
+    }
+  }
+
+  private async sendUnsent(): Promise<void> {
+    const keys = [...this.unsent];
+    this.unsent.clear();
+    for (let i = 0; i < keys.length; i += SCAN_BATCH) {
+      const batch = keys.slice(i, i + SCAN_BATCH);
+      await this.redis.unlink(...batch.map((k) => NAMESPACE + k)).catch(() => {
+        for (const key of batch) this.unsent.add(key);
+      });
+    }
   }
 
   /** Deletes the keys matching a glob (relative to the namespace); returns the ones it removed. */
