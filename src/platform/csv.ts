@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream';
+
 /**
  * CSV for spreadsheets (RFC 4180): fields separated by commas, records ended by CRLF, a field
  * quoted when it holds a comma, a double quote, CR or LF, its double quotes doubled.
@@ -28,4 +30,31 @@ export function csvCell(value: CsvCell): string {
 /** One record with its CRLF line ending. */
 export function csvRow(cells: readonly CsvCell[]): string {
   return `${cells.map(csvCell).join(',')}\r\n`;
+}
+
+/**
+ * A CSV file as a stream: the header row, then the rows `page` returns, page by page as the client
+ * takes them (`page(null)` first, then `page(last row of the previous page)` until a page comes
+ * back shorter than `pageRows`), so memory stays at one page whatever the number of rows. The
+ * first page is read before the stream is returned, so a database that is down is an error answer
+ * rather than a cut-off file.
+ */
+export async function pagedCsv<T>(
+  header: readonly string[],
+  page: (after: T | null) => Promise<T[]>,
+  cells: (row: T) => readonly CsvCell[],
+  pageRows: number,
+): Promise<Readable> {
+  const first = await page(null);
+  async function* chunks(): AsyncGenerator<string> {
+    yield csvRow(header);
+    let rows = first;
+    while (rows.length > 0) {
+      yield rows.map((row) => csvRow(cells(row))).join('');
+      const last = rows.at(-1);
+      if (rows.length < pageRows || last === undefined) return;
+      rows = await page(last);
+    }
+  }
+  return Readable.from(chunks(), { objectMode: false });
 }

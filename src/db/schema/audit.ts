@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { bigint, boolean, index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 /**
@@ -25,10 +26,16 @@ export const auditLogs = pgTable(
     prevHash: text('prev_hash').notNull(),
     hash: text('hash').notNull(),
   },
+  // The admin panel's filters (migration 0008): the action index takes `text_pattern_ops`, so it
+  // serves the exact filter and the prefix filter (`LIKE 'ehr.%'`) whatever the collation; the
+  // subject-user filter (resource_type 'user') has a partial index of its own.
   (t) => [
-    index('audit_logs_action_idx').on(t.action, t.seq),
+    index('audit_logs_action_idx').on(t.action.op('text_pattern_ops'), t.seq),
     index('audit_logs_actor_idx').on(t.actorId, t.seq),
     index('audit_logs_timestamp_idx').on(t.timestamp),
+    index('audit_logs_user_resource_idx')
+      .on(t.resourceId, t.seq)
+      .where(sql`${t.resourceType} = 'user'`),
   ],
 );
 

@@ -1,6 +1,53 @@
-import { asc, eq, gt, inArray, or, sql, desc, and, not, like } from 'drizzle-orm';
+import {
+  asc,
+  eq,
+  gt,
+  gte,
+  inArray,
+  lte,
+  or,
+  sql,
+  desc,
+  and,
+  not,
+  like,
+  count,
+  type SQL,
+} from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { auditLogs, type AuditRow } from '../../db/schema/index.js';
+import type { AuditFilter } from './schema.js';
+
+/** `_`, `%` and the escape character itself taken literally in a LIKE pattern. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The filter as one condition. Each part has an index (migrations 0000 and 0008): the action
+ * (exact and prefix: `text_pattern_ops`, so `LIKE 'ehr.%'` is a range scan whatever the
+ * collation), the actor, the subject user (partial index on resource_id where resource_type is
+ * 'user'; the literal 'user' lets the planner match it), the timestamp.
+ */
+function whereOf(f: AuditFilter): SQL | undefined {
+  const action =
+    f.action === undefined
+      ? undefined
+      : 'exact' in f.action
+        ? eq(auditLogs.action, f.action.exact)
+        : like(auditLogs.action, `${likeLiteral(f.action.prefix)}%`);
+  const user =
+    f.userId === undefined
+      ? undefined
+      : or(
+          eq(auditLogs.actorId, f.userId),
+          and(sql`${auditLogs.resourceType} = 'user'`, eq(auditLogs.resourceId, f.userId)),
+        );
+  return and(
+    action,
+    user,
+    f.since === undefined ? undefined : gte(auditLogs.timestamp, f.since),
+    f.until === undefined ? undefined : lte(auditLogs.timestamp, f.until),
+  );
+}
 
 /** Any constant shared by every writer: serialises appends so the chain never forks. */
 const AUDIT_CHAIN_LOCK = 774_201_002;
@@ -28,6 +75,39 @@ export const auditRepo = {
       .select()
       .from(auditLogs)
       .where(gt(auditLogs.seq, afterSeq))
+      .orderBy(asc(auditLogs.seq))
+      .limit(limit);
+  },
+
+  /** A page of the filtered entries, newest first. */
+  async list(db: Db, filter: AuditFilter, offset: number, limit: number): Promise<AuditRow[]> {
+    return db
+      .select()
+      .from(auditLogs)
+      .where(whereOf(filter))
+      .orderBy(desc(auditLogs.seq))
+      .limit(limit)
+      .offset(offset);
+  },
+
+  async count(db: Db, filter: AuditFilter): Promise<number> {
+    const [row] = await db.select({ n: count() }).from(auditLogs).where(whereOf(filter));
+    return row?.n ?? 0;
+  },
+
+  /** The filtered entries with seq in (afterSeq, upTo], oldest first (keyset: no offset). */
+  async exportPage(
+    db: Db,
+    filter: AuditFilter,
+    range: { afterSeq: number; upTo: number },
+    limit: number,
+  ): Promise<AuditRow[]> {
+    return db
+      .select()
+      .from(auditLogs)
+      .where(
+        and(whereOf(filter), gt(auditLogs.seq, range.afterSeq), lte(auditLogs.seq, range.upTo)),
+      )
       .orderBy(asc(auditLogs.seq))
       .limit(limit);
   },

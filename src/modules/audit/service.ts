@@ -1,7 +1,46 @@
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { Db } from '../../db/client.js';
+import type { AuditRow } from '../../db/schema/index.js';
+import { auditCsv } from './export.js';
 import { auditRepo } from './repo.js';
 import { GENESIS_HASH, entryHash } from './hash.js';
+import type { AuditFilter } from './schema.js';
+
+/**
+ * Entries read per query while verifying: large enough that 100,000 entries are a few round
+ * trips, small enough that one page is a few megabytes.
+ */
+export const VERIFY_BATCH = 5000;
+
+/** How far the chain checked out; `broken_at` is set once an entry fails. */
+interface ChainState {
+  prevHash: string;
+  prevSeq: number;
+  checked: number;
+  broken_at: ChainVerification['broken_at'];
+}
+
+/** Checks the entries of one page in order, advancing the state; stops at the first broken one. */
+function checkPage(rows: readonly AuditRow[], state: ChainState): void {
+  for (const row of rows) {
+    const reason =
+      row.seq !== state.prevSeq + 1
+        ? 'sequence gap'
+        : row.prevHash !== state.prevHash
+          ? 'previous hash does not match'
+          : row.hash !== entryHash(row)
+            ? 'entry hash does not match its content'
+            : null;
+    if (reason !== null) {
+      state.broken_at = { id: row.id, seq: row.seq, reason };
+      return;
+    }
+    state.prevHash = row.hash;
+    state.prevSeq = row.seq;
+    state.checked += 1;
+  }
+}
 
 /** Who asked, from where: carried from the HTTP request (or the CLI) into audit entries. */
 export interface RequestContext {
@@ -63,31 +102,68 @@ export class AuditService {
     await this.db.transaction((tx) => this.append(tx, event, ctx));
   }
 
-  /** Walks the whole chain in order: sequence, links and every entry's hash. */
-  async verify(batchSize = 1000): Promise<ChainVerification> {
-    let prevHash = GENESIS_HASH;
-    let prevSeq = 0;
-    let checked = 0;
+  /**
+   * Walks the whole chain in order: sequence, links and every entry's hash. The next page is read
+   * while the current one is hashed, so the database and the hashing overlap.
+   */
+  async verify(batchSize = VERIFY_BATCH): Promise<ChainVerification> {
+    const state: ChainState = { prevHash: GENESIS_HASH, prevSeq: 0, checked: 0, broken_at: null };
+    let rows = await auditRepo.pageAfter(this.db, 0, batchSize);
     for (;;) {
-      const rows = await auditRepo.pageAfter(this.db, prevSeq, batchSize);
-      for (const row of rows) {
-        const reason =
-          row.seq !== prevSeq + 1
-            ? 'sequence gap'
-            : row.prevHash !== prevHash
-              ? 'previous hash does not match'
-              : row.hash !== entryHash(row)
-                ? 'entry hash does not match its content'
-                : null;
-        if (reason !== null) {
-          return { valid: false, checked, broken_at: { id: row.id, seq: row.seq, reason } };
-        }
-        prevHash = row.hash;
-        prevSeq = row.seq;
-        checked += 1;
+      const last = rows.at(-1);
+      const next =
+        rows.length === batchSize && last !== undefined
+          ? auditRepo.pageAfter(this.db, last.seq, batchSize)
+          : null;
+      // Not awaited when the chain breaks on this page: its failure must not go unhandled.
+      next?.catch(() => undefined);
+      checkPage(rows, state);
+      const { checked, broken_at } = state;
+      if (broken_at !== null || next === null) {
+        return { valid: broken_at === null, checked, broken_at };
       }
-      if (rows.length < batchSize) return { valid: true, checked, broken_at: null };
+      rows = await next;
     }
+  }
+
+  /** A page of the entries the filter matches, newest first, and how many match in all. */
+  async page(
+    filter: AuditFilter,
+    page: number,
+    limit: number,
+  ): Promise<{ rows: AuditRow[]; total: number }> {
+    const [rows, total] = await Promise.all([
+      auditRepo.list(this.db, filter, (page - 1) * limit, limit),
+      auditRepo.count(this.db, filter),
+    ]);
+    return { rows, total };
+  }
+
+  /**
+   * The export is itself audited (`audit.exported`, with the filters as given) before anything is
+   * read; the file then holds the matching entries up to and including that record, oldest first,
+   * so entries appended while it streams are not in it.
+   */
+  async exportCsv(
+    filter: AuditFilter,
+    filters: Record<string, string>,
+    actor: { id: string; email: string },
+    ctx: RequestContext,
+  ): Promise<{ filename: string; stream: Readable }> {
+    const event: AuditEvent = {
+      action: 'audit.exported',
+      success: true,
+      actorId: actor.id,
+      actorEmail: actor.email,
+      resourceType: 'audit_log',
+      details: { format: 'csv', filters },
+    };
+    const upTo = await this.db.transaction(async (tx) => {
+      await this.append(tx, event, ctx);
+      return (await auditRepo.last(tx))?.seq ?? 0;
+    });
+    const date = this.now().toISOString().slice(0, 10);
+    return { filename: `audit-log-${date}.csv`, stream: await auditCsv(this.db, filter, upTo) };
   }
 }
 
