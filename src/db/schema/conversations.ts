@@ -53,6 +53,8 @@ export const conversations = pgTable(
     index('conversations_user_folder_updated_idx')
       .on(t.userId, t.folderId, t.updatedAt.desc().nullsFirst(), t.id.desc().nullsFirst())
       .where(sql`${t.folderId} is not null`),
+    // The admin panel's "conversations started today".
+    index('conversations_created_at_idx').on(t.createdAt),
   ],
 );
 

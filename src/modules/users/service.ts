@@ -1,8 +1,8 @@
 import type { Db } from '../../db/client.js';
 import type { UserRow } from '../../db/schema/index.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { AppError, conflict, notFound } from '../../errors.js';
-import { TtlCache, type CacheCounts } from '../../platform/cache.js';
+import { AppError, conflict, notFound, validationError } from '../../errors.js';
+import type { CacheRegion } from '../../platform/layered-cache.js';
 import { userEvent, type AuditService, type RequestContext } from '../audit/service.js';
 import { auditRepo } from '../audit/repo.js';
 import { emailDigest } from '../audit/hash.js';
@@ -30,38 +30,38 @@ export interface AdminPatch {
   admin_role?: 'user' | 'admin';
 }
 
+export interface AdminUpdateOptions {
+  /** Why: recorded on (de)activation and role changes. */
+  reason?: string | undefined;
+  /** Refuse (422 `body.reason`) a deactivation or role change without a reason (the admin panel). */
+  requireReason?: boolean;
+}
+
 export const normalizeEmail = (email: string): string => email.trim();
 
 /** Profiles, passwords, account deletion and user administration (spec 4.2, DECISIONS 2). */
 export class UsersService {
-  private readonly cache: TtlCache<UserRow>;
-
   constructor(
     private readonly db: Db,
     private readonly audit: AuditService,
     private readonly sessions: Sessions,
     private readonly guessing: PasswordChangeLockout,
-    cacheTtlMs: number,
-  ) {
-    this.cache = new TtlCache(cacheTtlMs);
-  }
+    /** User rows by id: kept briefly in memory (USER_CACHE_TTL_MS) and in Redis. */
+    private readonly cache: CacheRegion<UserRow>,
+  ) {}
 
-  /** The user behind an authenticated request; cached for under a second (DECISIONS 2). */
+  /**
+   * The user behind an authenticated request, through the cache. Every change to a user drops
+   * the entry everywhere; the memory lifetime (under a second by default, DECISIONS 2) bounds what
+   * an instance that missed the message can serve.
+   */
   async findForAuth(id: string): Promise<UserRow | undefined> {
-    const cached = this.cache.get(id);
-    if (cached !== undefined) return cached;
-    const row = await usersRepo.findById(this.db, id);
-    if (row !== undefined) this.cache.set(id, row);
-    return row;
+    return this.cache.get(id, () => usersRepo.findById(this.db, id));
   }
 
-  /** Hits and misses of the user row cache, for cache_requests_total. */
-  get cacheCounts(): CacheCounts {
-    return this.cache;
-  }
-
-  forget(id: string): void {
-    this.cache.delete(id);
+  /** Drops the user's cached row on every instance (after a committed change). */
+  async forget(id: string): Promise<void> {
+    await this.cache.delete(id);
   }
 
   async get(id: string): Promise<UserRow> {
@@ -87,8 +87,14 @@ export class UsersService {
   }
 
   /** PATCH /api/users/{id}: any of name, email, activation and role, audited per change. */
-  async adminUpdate(actor: Actor, id: string, patch: AdminPatch, ctx: RequestContext) {
-    return this.applyPatch(actor, id, patch, ctx);
+  async adminUpdate(
+    actor: Actor,
+    id: string,
+    patch: AdminPatch,
+    ctx: RequestContext,
+    options: AdminUpdateOptions = {},
+  ) {
+    return this.applyPatch(actor, id, patch, ctx, options);
   }
 
   async changePassword(
@@ -121,7 +127,7 @@ export class UsersService {
       await this.sessions.revokeAll(tx, user.id, new Date());
       await this.audit.append(tx, userEvent('user.password_changed', actor, user.id), ctx);
     });
-    this.forget(user.id);
+    await this.forget(user.id);
   }
 
   /** Deletes the account and all it owns; audit entries keep the id, the email becomes a digest. */
@@ -133,9 +139,7 @@ export class UsersService {
       );
     }
     await this.db.transaction(async (tx) => {
-      await this.sessions.revokeAll(tx, user.id, new Date());
-      await auditRepo.redactEmail(tx, user.id, user.email);
-      await usersRepo.delete(tx, user.id);
+      await this.removeAccount(tx, user);
       const event = userEvent(
         'user.deleted',
         { id: user.id, email: emailDigest(user.email) },
@@ -143,7 +147,32 @@ export class UsersService {
       );
       await this.audit.append(tx, event, ctx);
     });
-    this.forget(user.id);
+    await this.forget(user.id);
+  }
+
+  /**
+   * An administrator deletes another account as account deletion does; never their own, never the
+   * last active administrator. Audited with the administrator as actor.
+   */
+  async adminDelete(actor: SelfActor, id: string, ctx: RequestContext): Promise<void> {
+    if (actor.id === id) {
+      throw conflict('Administrators cannot delete their own account');
+    }
+    await this.db.transaction(async (tx) => {
+      const user = await usersRepo.findById(tx, id);
+      if (user === undefined) throw notFound('User');
+      if (user.adminRole === 'admin' && user.isActive) await this.keepOneAdmin(tx, id);
+      await this.removeAccount(tx, user);
+      await this.audit.append(tx, userEvent('user.deleted', actor, id), ctx);
+    });
+    await this.forget(id);
+  }
+
+  /** Ends the user's sessions, reduces their email in the audit log to its digest, deletes them. */
+  private async removeAccount(tx: Db, user: UserRow): Promise<void> {
+    await this.sessions.revokeAll(tx, user.id, new Date());
+    await auditRepo.redactEmail(tx, user.id, user.email);
+    await usersRepo.delete(tx, user.id);
   }
 
   /**
@@ -157,7 +186,13 @@ export class UsersService {
     }
   }
 
-  private async applyPatch(actor: Actor, id: string, patch: AdminPatch, ctx: RequestContext) {
+  private async applyPatch(
+    actor: Actor,
+    id: string,
+    patch: AdminPatch,
+    ctx: RequestContext,
+    options: AdminUpdateOptions = {},
+  ) {
     if (actor.id === id && patch.is_active === false) {
       throw conflict('Administrators cannot deactivate their own account');
     }
@@ -171,12 +206,13 @@ export class UsersService {
         const before = await usersRepo.findById(tx, id);
         if (before === undefined) throw notFound('User');
         const changes = diff(before, patch);
-        if (changes.events.length === 0) return before;
+        const events = withReason(changes.events, options);
+        if (events.length === 0) return before;
         if (removesAdmin(before, changes.patch)) await this.keepOneAdmin(tx, id);
         const after = await usersRepo.update(tx, id, changes.patch);
         if (after === undefined) throw notFound('User');
         if (changes.patch.isActive === false) await this.sessions.revokeAll(tx, id, new Date());
-        for (const event of changes.events) {
+        for (const event of events) {
           await this.audit.append(
             tx,
             userEvent(event.action, actor, id, { details: event.details }),
@@ -185,7 +221,7 @@ export class UsersService {
         }
         return after;
       });
-      this.forget(id);
+      await this.forget(id);
       return updated;
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('Another account already uses this email');
@@ -203,6 +239,23 @@ function removesAdmin(before: UserRow, patch: UserPatch): boolean {
 interface Change {
   action: string;
   details?: Record<string, unknown>;
+}
+
+const REASON_REQUIRED = new Set(['user.deactivated', 'user.promoted', 'user.demoted']);
+const REASON_RECORDED = new Set([...REASON_REQUIRED, 'user.activated']);
+
+/** The changes with the reason in the details of those that record one; 422 if one is missing. */
+function withReason(events: Change[], options: AdminUpdateOptions): Change[] {
+  const reason = options.reason?.trim() ?? '';
+  if (reason === '') {
+    if (options.requireReason === true && events.some((e) => REASON_REQUIRED.has(e.action))) {
+      throw validationError('body.reason', 'is required to deactivate a user or change their role');
+    }
+    return events;
+  }
+  return events.map((e) =>
+    REASON_RECORDED.has(e.action) ? { ...e, details: { ...e.details, reason } } : e,
+  );
 }
 
 /** What the patch really changes, and the audit action for each change. */
