@@ -193,6 +193,19 @@ describe('loadConfig', () => {
     ).toEqual({ email: 'root@example.test', password: 'a long enough password' });
   });
 
+  it('keeps the socket registry refresh within half its TTL', () => {
+    expect(loadConfig({}).wsRegistry).toEqual({ ttlMs: 30_000, refreshMs: 10_000 });
+    expect(
+      loadConfig({ WS_REGISTRY_TTL_MS: '2000', WS_REGISTRY_REFRESH_MS: '1000' }).wsRegistry,
+    ).toEqual({ ttlMs: 2000, refreshMs: 1000 });
+    expect(keysOf(problemsOf({ WS_REGISTRY_TTL_MS: '2000' }))).toEqual(
+      new Set(['WS_REGISTRY_REFRESH_MS']),
+    );
+    expect(keysOf(problemsOf({ WS_REGISTRY_TTL_MS: '999' }))).toEqual(
+      new Set(['WS_REGISTRY_TTL_MS']),
+    );
+  });
+
   it('reports the bootstrap pair together with other problems', () => {
     const problems = problemsOf({ BOOTSTRAP_ADMIN_EMAIL: 'root@example.test', PORT: 'abc' });
     expect(problems.some((p) => p.startsWith('PORT'))).toBe(true);

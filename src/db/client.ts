@@ -17,6 +17,8 @@ export interface Database {
   kind: 'postgres' | 'pglite';
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** The connection pool's counts (PostgreSQL only: PGlite is one in-process connection). */
+  pool?(): { total: number; idle: number; waiting: number; max: number };
   /** Serialises callers across every instance (pg_advisory_lock on PostgreSQL). */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
 }
@@ -47,6 +49,12 @@ function openPostgres(url: string, max: number): Database {
       await pool.query('select 1');
     },
     close: () => pool.end(),
+    pool: () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max,
+    }),
     withMigrationLock: async (fn) => {
       // A connection of its own: migrations run on the pool, which may have a single slot.
       const client = new pg.Client({ connectionString: url });

@@ -6,6 +6,7 @@ import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { PubSub } from '../../platform/pubsub.js';
 import type { RateLimiter, RateLimitRule } from '../../platform/rate-limit.js';
+import type { SocketTracker } from '../admin/socket-registry.js';
 import type { AuthService, AuthUser } from '../auth/service.js';
 import { ChatConnection, CLOSE } from './connection.js';
 import { userChannel, type UserEvent } from './channels.js';
@@ -40,6 +41,8 @@ export interface HubDeps {
   pubsub: PubSub;
   rateLimiter: RateLimiter | null;
   metrics: Metrics;
+  /** The shared socket registry (admin panel's websocket-status). */
+  sockets: SocketTracker;
   log: Logger;
   limits?: SocketLimits;
 }
@@ -167,6 +170,7 @@ export class SocketHub {
     }
     entry.sockets.add(conn);
     this.deps.metrics.wsConnections.inc({ endpoint });
+    this.deps.sockets.opened(endpoint, user.id);
     const opened = Date.now();
     // Ids, endpoint and close code only: never the URL (it holds the token) nor any frame.
     this.log.info({ connectionId: conn.id, userId: user.id, endpoint }, 'chat socket opened');
@@ -178,6 +182,7 @@ export class SocketHub {
       conn.dispose();
       entry.sockets.delete(conn);
       this.deps.metrics.wsConnections.dec({ endpoint });
+      this.deps.sockets.closed(endpoint, user.id);
       this.release(user.id);
     });
     ws.on('error', () => undefined);

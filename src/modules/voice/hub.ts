@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { AppError } from '../../errors.js';
+import type { SocketTracker } from '../admin/socket-registry.js';
 import type { AuthService, AuthUser } from '../auth/service.js';
 import { CLOSE } from '../chat/connection.js';
 import type { VoiceDeps } from './deps.js';
@@ -49,6 +50,7 @@ export class VoiceHub {
     private readonly deps: VoiceDeps,
     private readonly auth: AuthService,
     readonly limits: VoiceSocketLimits,
+    private readonly tracker: SocketTracker,
   ) {
     this.sweeper = setInterval(
       () => {
@@ -143,6 +145,7 @@ export class VoiceHub {
     const entry = { user, session, seen: Date.now() };
     this.sockets.set(ws, entry);
     this.deps.metrics.wsConnections.inc({ endpoint });
+    this.tracker.opened(endpoint, user.id);
     const { log } = this.deps;
     // Ids and close codes only: never the URL (it holds the token), a frame or a transcript.
     log.info({ sessionId: id, userId: user.id, endpoint }, 'voice socket opened');
@@ -154,6 +157,7 @@ export class VoiceHub {
       log.info({ sessionId: id, userId: user.id, endpoint, code }, 'voice socket closed');
       this.sockets.delete(ws);
       this.deps.metrics.wsConnections.dec({ endpoint });
+      this.tracker.closed(endpoint, user.id);
       void session.close();
     });
     ws.on('error', () => undefined);

@@ -10,6 +10,7 @@ import { createStt, isAdaptable } from '../../providers/stt/index.js';
 import type { SttProvider } from '../../providers/stt/types.js';
 import { createTts } from '../../providers/tts/index.js';
 import type { TtsProvider } from '../../providers/tts/types.js';
+import type { SocketTracker } from '../admin/socket-registry.js';
 import type { AuthService } from '../auth/service.js';
 import type { ChatService } from '../chat/service.js';
 import type { MessageService } from '../conversations/messages.js';
@@ -44,6 +45,8 @@ export interface VoiceWiring {
   chat: ChatService;
   messages: MessageService;
   conversations: ConversationsService;
+  /** Told of every socket that opens or closes. */
+  sockets: SocketTracker;
   /** Other providers (tests). */
   stt?: SttProvider;
   tts?: TtsProvider;
@@ -110,14 +113,19 @@ export function createVoice(w: VoiceWiring): Voice {
       outputSampleRate: v.outputSampleRate,
     },
   };
-  const hub = new VoiceHub(deps, w.auth, {
-    maxSessionsPerUser: v.maxSessionsPerUser,
-    maxSessions: v.maxSessions,
-    maxFrameBytes: config.chat.maxFrameBytes,
-    sendBufferBytes: config.chat.sendBufferBytes,
-    idleMs: v.idleTimeoutMs,
-    maxPendingAudioBytes: 10 * 32_000,
-  });
+  const hub = new VoiceHub(
+    deps,
+    w.auth,
+    {
+      maxSessionsPerUser: v.maxSessionsPerUser,
+      maxSessions: v.maxSessions,
+      maxFrameBytes: config.chat.maxFrameBytes,
+      sendBufferBytes: config.chat.sendBufferBytes,
+      idleMs: v.idleTimeoutMs,
+      maxPendingAudioBytes: 10 * 32_000,
+    },
+    w.sockets,
+  );
   return {
     deps,
     hub,
