@@ -2,8 +2,11 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 import { jobStateCounter } from './modules/knowledge/job-states.js';
-import { createIndexing, vectorStoreFor } from './modules/knowledge/wiring.js';
+import { createIndexing, searchInvalidator, vectorStoreFor } from './modules/knowledge/wiring.js';
 import { createFileStore } from './platform/file-store.js';
+import { createRedis } from './platform/kv.js';
+import { LayeredCache } from './platform/layered-cache.js';
+import { redisPubSub } from './platform/pubsub.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { createMetrics } from './platform/metrics.js';
 import { createEmbeddings } from './providers/embeddings/index.js';
@@ -30,6 +33,25 @@ async function main(): Promise<void> {
   onTerminationSignals(log, stop);
 }
 
+/**
+ * With Redis, a version this worker makes live empties the API instances' cached search results
+ * (their memory through pub/sub). Without Redis the results' lifetime bounds their staleness.
+ */
+function searchCacheInvalidation(config: Config, log: Logger) {
+  if (config.redisUrl === undefined) return undefined;
+  const redis = createRedis(config.redisUrl, config.redisPrefix);
+  const pubsub = redisPubSub(redis, config.redisPrefix, log);
+  const cache = new LayeredCache(pubsub, redis, config.redisPrefix, log);
+  return {
+    corpusChanged: searchInvalidator(cache, log),
+    close: async () => {
+      cache.close();
+      await pubsub.close();
+      redis.disconnect();
+    },
+  };
+}
+
 /** Starts the worker; returns how to stop it (running jobs are released, then the database closes). */
 async function startWorker(config: Config, url: string, log: Logger) {
   const database = await openDatabase({ url, poolSize: config.databasePoolSize });
@@ -37,6 +59,7 @@ async function startWorker(config: Config, url: string, log: Logger) {
   const embeddings = createEmbeddings(config.embeddings);
   const vectors = vectorStoreFor(config, database.db);
   await vectors.ensureReady(embeddings.dimensions, embeddings.model);
+  const invalidation = searchCacheInvalidation(config, log);
   const indexing = createIndexing(config, {
     db: database.db,
     files: createFileStore(config),
@@ -44,6 +67,7 @@ async function startWorker(config: Config, url: string, log: Logger) {
     vectors,
     log,
     states: jobStateCounter(createMetrics().kbJobs),
+    ...(invalidation === undefined ? {} : { corpusChanged: invalidation.corpusChanged }),
   });
   indexing.worker.start();
   log.info(
@@ -53,6 +77,7 @@ async function startWorker(config: Config, url: string, log: Logger) {
   return async (reason: string): Promise<void> => {
     log.info({ reason }, 'shutting down');
     await indexing.close();
+    await invalidation?.close();
     await database.close();
     log.info('stopped');
   };

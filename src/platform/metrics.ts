@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CacheCounts } from './cache.js';
 
-/** Cache layers of cache_requests_total: `l1` is the in-process TtlCache of each instance. */
-export type CacheLayer = 'l1';
+/** Cache layers of cache_requests_total: `l1` is each instance's memory, `l2` is Redis. */
+export type CacheLayer = 'l1' | 'l2';
 
 /** Every metric the service exports, registered once per process on its own registry. */
 export function createMetrics() {

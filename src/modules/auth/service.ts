@@ -109,7 +109,7 @@ export class AuthService {
       await refreshTokensRepo.insert(tx, { ...pair.refresh, userId: user.id });
       await this.audit.append(tx, userEvent('auth.login', user, user.id), ctx);
     });
-    this.users.forget(user.id);
+    await this.users.forget(user.id);
     this.metrics.authEvents.inc({ event: 'login' });
     return pair;
   }

@@ -3,7 +3,7 @@ import type { preHandlerAsyncHookHandler } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../errors.js';
 import { Envelope, errorResponse, ok } from '../../platform/http/envelope.js';
-import { callerOf, type App } from '../../platform/http/types.js';
+import { callerOf, contextOf, type App } from '../../platform/http/types.js';
 import type { RateLimiter, RateLimitRule } from '../../platform/rate-limit.js';
 import { EXPORT_COLUMNS } from './export.js';
 import {
@@ -125,7 +125,11 @@ export function feedbackRoutes(app: App, deps: FeedbackRouteDeps): void {
       },
     },
     async (request, reply) => {
-      const { filename, stream } = await feedback.exportCsv(request.query.days);
+      const { filename, stream } = await feedback.exportCsv(
+        callerOf(request),
+        request.query.days,
+        contextOf(request),
+      );
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="${filename}"`)

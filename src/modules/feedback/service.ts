@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Db } from '../../db/client.js';
 import type { FeedbackRow } from '../../db/schema/index.js';
+import type { AuditService, RequestContext } from '../audit/service.js';
+import type { SelfActor } from '../users/service.js';
 import { feedbackCsv } from './export.js';
 import { feedbackRepo, type FeedbackWindow } from './repo.js';
 import { FEEDBACK_CATEGORIES, type FeedbackCategory, type SummaryDto } from './schema.js';
@@ -23,6 +25,7 @@ export interface FeedbackInput {
 export class FeedbackService {
   constructor(
     private readonly db: Db,
+    private readonly audit: AuditService,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -57,8 +60,25 @@ export class FeedbackService {
   }
 
   /** The window's feedback as a CSV stream, and the file name to offer (the day of the export). */
-  async exportCsv(days: number): Promise<{ filename: string; stream: Readable }> {
+  async exportCsv(
+    actor: SelfActor,
+    days: number,
+    ctx: RequestContext,
+  ): Promise<{ filename: string; stream: Readable }> {
     const window = this.window(days);
+    // Who took a copy of the users' feedback is recorded before the first row leaves.
+    await this.audit.record(
+      {
+        action: 'feedback.exported',
+        success: true,
+        actorId: actor.id,
+        actorEmail: actor.email,
+        resourceType: 'feedback',
+        resourceId: null,
+        details: { days },
+      },
+      ctx,
+    );
     const date = window.until.toISOString().slice(0, 10);
     return { filename: `feedback-${date}.csv`, stream: await feedbackCsv(this.db, window) };
   }

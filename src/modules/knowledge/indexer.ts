@@ -39,6 +39,8 @@ export interface IndexerDeps {
   budgets: ExtractionBudgets;
   /** The offline embeddings are computed in the extraction threads; a remote provider is not. */
   embedInThreads: boolean;
+  /** Called once a version went live: cached search results are out of date. */
+  corpusChanged?: () => Promise<void>;
 }
 
 /** A job that ended this run: the queue schedules the retry, if any. */
@@ -168,6 +170,7 @@ export class Indexer {
       return true;
     });
     if (!live) throw new JobLost();
+    await this.deps.corpusChanged?.();
     states.reached('completed');
     this.deps.log.info({ jobId: job.id, pages, chunks }, 'indexing job completed');
     await vectors.deleteByDocument(document.id, { exceptJobId: job.id });

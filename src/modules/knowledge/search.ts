@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.js';
 import type { EmbeddingsProvider } from '../../providers/embeddings/types.js';
 import type { VectorStore } from '../../providers/vectorstore/types.js';
 import { expansions, tokenize } from '../../providers/embeddings/text.js';
+import type { CacheRegion, RegionOptions } from '../../platform/layered-cache.js';
 import { expandAbbreviations } from './abbreviations.js';
 
 export interface SearchOptions {
@@ -44,6 +46,18 @@ export interface SearchTuning {
  * mostly reorder the full-text candidates and rarely bring in one of their own.
  */
 export const HASHED_TUNING: Readonly<SearchTuning> = { candidates: 50, rrfK: 20, weights: [4, 1] };
+/**
+ * The `kb-search` cache region. Any change to the searchable corpus (a version made live, a
+ * document deleted) can change the ranking of any query, since a new chunk may outrank old ones
+ * and term weights are counted among the candidates: such a change empties the whole region.
+ */
+export const kbSearchRegion: RegionOptions<SearchResult[]> = {
+  l1TtlMs: 60_000,
+  l2TtlMs: 10 * 60_000,
+  maxEntries: 2_000,
+};
+export const KB_SEARCH_PATTERN = 'kb-search:*';
+
 /** Any other embedding model: plain reciprocal rank fusion (not evaluated here). */
 export const DEFAULT_TUNING: Readonly<SearchTuning> = { candidates: 50, rrfK: 60, weights: [1, 1] };
 
@@ -61,12 +75,22 @@ export class SearchService {
     private readonly embeddings: EmbeddingsProvider,
     private readonly vectors: VectorStore,
     tuning: Partial<SearchTuning> = {},
+    /** Results by query; emptied whenever the searchable corpus changes (see `kbSearchRegion`). */
+    private readonly cache?: CacheRegion<SearchResult[]>,
   ) {
     const base = embeddings.model.startsWith('hashed-') ? HASHED_TUNING : DEFAULT_TUNING;
     this.tuning = { ...base, ...tuning };
   }
 
   async search(query: string, options: SearchOptions): Promise<SearchResult[]> {
+    if (this.cache === undefined) return this.run(query, options);
+    const key = createHash('sha256')
+      .update(JSON.stringify([query, options.limit, options.category ?? null]))
+      .digest('hex');
+    return (await this.cache.get(key, () => this.run(query, options))) ?? [];
+  }
+
+  private async run(query: string, options: SearchOptions): Promise<SearchResult[]> {
     const prepared = prepare(query);
     const [lexical, dense] = await Promise.all([
       this.lexicalRanking(prepared.lexical, options.category),

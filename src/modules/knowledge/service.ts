@@ -52,6 +52,8 @@ export class KnowledgeService {
     private readonly log: Logger,
     private readonly maxRetries: number,
     private readonly states: JobStateCounter,
+    /** Called once a deletion has committed: cached search results may hold the document. */
+    private readonly corpusChanged: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   /**
@@ -169,6 +171,7 @@ export class KnowledgeService {
       await this.audit.append(tx, kbEvent('kb.document.deleted', actor, id, details), ctx);
       return row;
     });
+    await this.corpusChanged();
     // The document is gone (its chunks with it, so search can no longer return it); what is
     // left elsewhere is clean-up, which must not turn a done deletion into an error.
     await Promise.all([

@@ -2,6 +2,7 @@ import type { Counter } from 'prom-client';
 import type { Config } from '../../config.js';
 import type { Database, Db } from '../../db/client.js';
 import type { FileStore } from '../../platform/file-store.js';
+import type { LayeredCache } from '../../platform/layered-cache.js';
 import { bullQueue, inProcessQueue } from '../../platform/jobs.js';
 import type { Logger } from '../../platform/logger.js';
 import { createEmbeddings } from '../../providers/embeddings/index.js';
@@ -12,7 +13,7 @@ import { ExtractionPool } from './extraction-pool.js';
 import { Indexer } from './indexer.js';
 import { jobStateCounter, type JobStateCounter } from './job-states.js';
 import { jobsRepo } from './jobs-repo.js';
-import { SearchService } from './search.js';
+import { KB_SEARCH_PATTERN, SearchService, kbSearchRegion } from './search.js';
 import { KnowledgeService } from './service.js';
 import { IndexingWorker } from './worker.js';
 
@@ -40,12 +41,15 @@ export async function createKnowledge(
   audit: AuditService,
   log: Logger,
   kbJobs: Counter<'state'>,
+  cache: LayeredCache,
 ): Promise<Knowledge> {
   const db = database.db;
   const embeddings = createEmbeddings(config.embeddings);
   const vectors = vectorStoreFor(config, db);
   const states = jobStateCounter(kbJobs);
-  const indexing = createIndexing(config, { db, files, embeddings, vectors, log, states });
+  const corpusChanged = searchInvalidator(cache, log);
+  const parts = { db, files, embeddings, vectors, log, states, corpusChanged };
+  const indexing = createIndexing(config, parts);
   // Search needs the store ready for this model even before this process indexes anything.
   await vectors.ensureReady(embeddings.dimensions, embeddings.model).catch((err: unknown) => {
     log.warn({ err }, 'vector store not ready at start-up; /ready reports it');
@@ -56,8 +60,24 @@ export async function createKnowledge(
   const { maxRetries } = config.jobs;
   const { worker } = indexing;
   return {
-    knowledge: new KnowledgeService(db, files, vectors, audit, worker, log, maxRetries, states),
-    search: new SearchService(db, embeddings, vectors),
+    knowledge: new KnowledgeService(
+      db,
+      files,
+      vectors,
+      audit,
+      worker,
+      log,
+      maxRetries,
+      states,
+      corpusChanged,
+    ),
+    search: new SearchService(
+      db,
+      embeddings,
+      vectors,
+      {},
+      cache.region('kb-search', kbSearchRegion),
+    ),
     vectors,
     worker,
     close: () => indexing.close(),
@@ -71,6 +91,22 @@ export interface IndexingParts {
   vectors: VectorStore;
   log: Logger;
   states: JobStateCounter;
+  /** Called when the searchable corpus changed (a version went live). */
+  corpusChanged?: () => Promise<void>;
+}
+
+/**
+ * Empties the cached search results everywhere; a failure is logged, not thrown (the change it
+ * follows has committed; the results' lifetime bounds the staleness).
+ */
+export function searchInvalidator(cache: LayeredCache, log: Logger): () => Promise<void> {
+  return () =>
+    cache.invalidate(KB_SEARCH_PATTERN).then(
+      () => undefined,
+      (err: unknown) => {
+        log.warn({ err }, 'cached search results could not be invalidated');
+      },
+    );
 }
 
 export interface Indexing {
