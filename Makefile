@@ -4,7 +4,7 @@
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-chat bench-voice bench-voice-wer services tools openapi clean
+.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-audit bench-chat bench-voice bench-voice-wer bench-cache services tools openapi clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -79,6 +79,10 @@ bench-knowledge: $(STAMP) services
 bench-indexing: $(STAMP) services build
 	npx tsx bench/indexing-latency.ts
 
+## The audit-log benchmark (issue 12): CSV export and chain verification of 100,000 entries.
+bench-audit: $(STAMP) services
+	npx tsx --expose-gc bench/audit-log.ts
+
 ## The chat benchmark: first chunk over a 20,000-chunk knowledge base, 10,000 idle sockets, 200 turns
 ## at once (needs PostgreSQL and Redis; about 10 minutes).
 bench-chat: $(STAMP) services
@@ -93,6 +97,10 @@ bench-voice: $(STAMP) services speech
 ## and rms; needs the speech tools and SoX; about 8 minutes).
 bench-voice-wer: $(STAMP) tools
 	npx tsx bench/voice-wer.ts
+
+## Cache and flags (issue 12): flag evaluations and cached user lookups against a Map lookup.
+bench-cache: $(STAMP) services
+	npx tsx bench/admin-cache.ts
 
 clean:
 	rm -rf dist node_modules/.install-stamp

@@ -2,9 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
+import { auditRoutes } from './modules/audit/routes.js';
+import { cacheRoutes } from './modules/admin/cache-routes.js';
+import { adminPanelUserRoutes } from './modules/admin/users-routes.js';
+import { statusRoutes } from './modules/admin/status-routes.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { conversationsRoutes } from './modules/conversations/routes.js';
 import { feedbackRoutes } from './modules/feedback/routes.js';
+import { flagsRoutes } from './modules/flags/routes.js';
 import { voiceRoutes } from './modules/voice/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { knowledgeRoutes } from './modules/knowledge/routes.js';
@@ -92,10 +97,15 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   healthRoutes(app, { health: deps.health, metrics, limits: config.rateLimit });
   authRoutes(app, { auth: deps.auth, users: deps.users, limits: config.rateLimit });
   usersRoutes(app, { users: deps.users });
+  adminPanelUserRoutes(app, { db: deps.database.db, users: deps.users, health: deps.health });
+  cacheRoutes(app, { cacheAdmin: deps.cacheAdmin });
+  auditRoutes(app, { audit: deps.audit });
+  statusRoutes(app, { status: deps.status });
   conversationsRoutes(app, { conversations: deps.conversations, messages: deps.messages });
   const { knowledge, search } = deps.knowledge;
   await knowledgeRoutes(app, { knowledge, search, files: deps.files });
   await voiceRoutes(app, deps.voice.deps);
+  flagsRoutes(app, { flags: deps.flags });
   feedbackRoutes(app, {
     feedback: deps.feedback,
     rateLimiter: config.rateLimit.enabled ? deps.rateLimiter : null,

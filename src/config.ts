@@ -76,8 +76,16 @@ const EnvSchema = Type.Object({
   LOGIN_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
   LOGIN_LOCK_SECONDS: Type.Integer({ minimum: 1, default: 900 }),
   USER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 500 }),
+  // How long an instance keeps the feature flags in memory: the bound on staleness when it misses
+  // an invalidation (Redis unreachable). Above 1000 a change reaches it within a second only
+  // through pub/sub.
+  FLAG_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 1000 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: 120_000, default: 10_000 }),
   READY_CHECK_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 30_000, default: 2000 }),
+  // The shared socket registry (GET /api/admin/panel/websocket-status): how long an instance's
+  // entry outlives its last refresh, and how often a live instance refreshes it.
+  WS_REGISTRY_TTL_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000 }),
+  WS_REGISTRY_REFRESH_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
   ...KnowledgeEnv,
   ...LlmEnv,
   ...ChatEnv,
@@ -114,8 +122,10 @@ export interface Config extends KnowledgeConfig, LlmSettings, ChatSettings, Voic
   };
   lockout: { maxFailures: number; windowSeconds: number; lockSeconds: number };
   userCacheTtlMs: number;
+  flagCacheTtlMs: number;
   shutdownTimeoutMs: number;
   readyCheckTimeoutMs: number;
+  wsRegistry: { ttlMs: number; refreshMs: number };
 }
 
 export class ConfigError extends Error {
@@ -150,6 +160,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   if ((env.BOOTSTRAP_ADMIN_EMAIL === undefined) !== (env.BOOTSTRAP_ADMIN_PASSWORD === undefined)) {
     problems.set('BOOTSTRAP_ADMIN_EMAIL/BOOTSTRAP_ADMIN_PASSWORD', 'set both or neither');
+  }
+  const registryKeysValid =
+    !problems.has('WS_REGISTRY_TTL_MS') && !problems.has('WS_REGISTRY_REFRESH_MS');
+  if (registryKeysValid && env.WS_REGISTRY_REFRESH_MS * 2 > env.WS_REGISTRY_TTL_MS) {
+    problems.set('WS_REGISTRY_REFRESH_MS', 'must be at most half of WS_REGISTRY_TTL_MS');
   }
   checkKnowledge(env, problems);
   checkLlm(env, problems);
@@ -229,8 +244,10 @@ function toConfig(env: Env): Config {
       lockSeconds: env.LOGIN_LOCK_SECONDS,
     },
     userCacheTtlMs: env.USER_CACHE_TTL_MS,
+    flagCacheTtlMs: env.FLAG_CACHE_TTL_MS,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     readyCheckTimeoutMs: env.READY_CHECK_TIMEOUT_MS,
+    wsRegistry: { ttlMs: env.WS_REGISTRY_TTL_MS, refreshMs: env.WS_REGISTRY_REFRESH_MS },
     ...knowledgeConfig(env),
     ...llmConfig(env),
     ...chatConfig(env),

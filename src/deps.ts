@@ -3,6 +3,10 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
+import { SocketRegistry } from './modules/admin/socket-registry.js';
+import { StatusService } from './modules/admin/status-service.js';
+import { SystemMetrics } from './modules/admin/system-metrics.js';
+import { CacheAdminService } from './modules/admin/cache-service.js';
 import { AuditService } from './modules/audit/service.js';
 import { RevocationList } from './modules/auth/revocation.js';
 import { LoginLockout } from './modules/auth/lockout.js';
@@ -16,8 +20,11 @@ import { createVoice, type Voice } from './modules/voice/wiring.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { ConversationsService } from './modules/conversations/service.js';
 import { FeedbackService } from './modules/feedback/service.js';
+import { flagCacheRegion } from './modules/flags/cache.js';
+import { FlagsService } from './modules/flags/service.js';
 import { createKnowledge, type Knowledge } from './modules/knowledge/wiring.js';
 import { UsersService } from './modules/users/service.js';
+import { userCacheRegion } from './modules/users/cache.js';
 import { createFileStore, type FileStore } from './platform/file-store.js';
 import type { LlmProvider } from './providers/llm/types.js';
 import type { VectorStore } from './providers/vectorstore/types.js';
@@ -30,7 +37,9 @@ import {
   type KeyValueStore,
 } from './platform/kv.js';
 import type { Logger } from './platform/logger.js';
+import { LayeredCache } from './platform/layered-cache.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
+import { memoryPubSub, redisPubSub, type PubSub } from './platform/pubsub.js';
 import { serviceVersion } from './platform/project.js';
 import { RateLimiter } from './platform/rate-limit.js';
 
@@ -40,6 +49,11 @@ export interface Deps {
   database: Database;
   redis: Redis | undefined;
   kv: KeyValueStore;
+  /** Messages between the instances (in-process without Redis). */
+  pubsub: PubSub;
+  /** The two-layer cache (DECISIONS 7). */
+  cache: LayeredCache;
+  cacheAdmin: CacheAdminService;
   files: FileStore;
   metrics: Metrics;
   audit: AuditService;
@@ -48,11 +62,15 @@ export interface Deps {
   conversations: ConversationsService;
   messages: MessageService;
   feedback: FeedbackService;
+  /** Feature flags and their evaluation (DECISIONS 7). */
+  flags: FlagsService;
   knowledge: Knowledge;
   chat: Chat;
   voice: Voice;
   rateLimiter: RateLimiter;
   health: HealthService;
+  /** The admin panel's live views: sockets on every instance, this instance's figures. */
+  status: StatusService;
   close(): Promise<void>;
 }
 
@@ -87,6 +105,11 @@ export async function createDeps(
   const kv = redis === undefined ? memoryStore() : redisStore(redis);
   const files = createFileStore(config);
   const metrics = createMetrics();
+  const pubsub = redis === undefined ? memoryPubSub() : redisPubSub(redis, config.redisPrefix, log);
+  const cache = new LayeredCache(pubsub, redis, config.redisPrefix, log);
+  await cache.start();
+  metrics.countCache('l1', cache.l1Counts);
+  metrics.countCache('l2', cache.l2CacheCounts);
 
   const secret = await loadOrCreateSecret(config.jwtSecret, config.dataDir);
   const signer = new TokenSigner(secret, config.accessTokenTtl, config.refreshTokenTtl, () =>
@@ -103,7 +126,7 @@ export async function createDeps(
     audit,
     new Sessions(revocations),
     new PasswordChangeLockout(database.db, audit, metrics, config.lockout, attempts, now),
-    config.userCacheTtlMs,
+    cache.region('user', userCacheRegion(config.userCacheTtlMs)),
   );
   const lockout = new LoginLockout(database.db, audit, metrics, config.lockout, attempts, now);
   const auth = new AuthService(
@@ -118,11 +141,28 @@ export async function createDeps(
   );
   const conversations = new ConversationsService(database.db, audit);
   const messages = new MessageService(database.db);
-  const feedback = new FeedbackService(database.db, now);
+  const feedback = new FeedbackService(database.db, audit, now);
+  const flags = new FlagsService(
+    database.db,
+    audit,
+    cache.region('flags', flagCacheRegion(config.flagCacheTtlMs)),
+    now,
+  );
   metrics.countCache('l1', signer.cacheCounts);
-  metrics.countCache('l1', users.cacheCounts);
-  const knowledge = await createKnowledge(config, database, files, audit, log, metrics.kbJobs);
+  const knowledge = await createKnowledge(
+    config,
+    database,
+    files,
+    audit,
+    log,
+    metrics.kbJobs,
+    cache,
+  );
   const rateLimiter = new RateLimiter(kv, log, () => now().getTime());
+  const sockets = new SocketRegistry(redis, log, config.wsRegistry);
+  await sockets.start();
+  const system = new SystemMetrics(metrics, database);
+  await system.start();
   const chat = createChat({
     config,
     log,
@@ -133,6 +173,8 @@ export async function createDeps(
     conversations,
     search: knowledge.search,
     rateLimiter,
+    pubsub,
+    sockets,
     ...(overrides.llm === undefined ? {} : { llm: overrides.llm }),
   });
   const voice = createVoice({
@@ -145,6 +187,7 @@ export async function createDeps(
     chat: chat.service,
     messages,
     conversations,
+    sockets,
   });
   const health = new HealthService(
     serviceVersion(),
@@ -158,6 +201,9 @@ export async function createDeps(
     database,
     redis,
     kv,
+    pubsub,
+    cache,
+    cacheAdmin: new CacheAdminService(cache, audit),
     files,
     metrics,
     audit,
@@ -166,16 +212,22 @@ export async function createDeps(
     conversations,
     messages,
     feedback,
+    flags,
     knowledge,
     chat,
     voice,
     rateLimiter,
     health,
+    status: new StatusService(database.db, sockets, system),
     async close() {
       // Answers and jobs first: both still need the database to record where they stopped.
       await voice.close().catch(() => undefined);
       await chat.close(config.shutdownTimeoutMs / 2).catch(() => undefined);
       await knowledge.close().catch(() => undefined);
+      system.close();
+      await sockets.close();
+      cache.close();
+      await pubsub.close();
       await Promise.allSettled([kv.close(), database.close()]);
     },
   };

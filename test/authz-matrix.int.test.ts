@@ -3,11 +3,12 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kbDocuments, kbIndexingJobs } from '../src/db/schema/index.js';
+import { auditLogs, featureFlags, kbDocuments, kbIndexingJobs } from '../src/db/schema/index.js';
 import { messagesRepo } from '../src/modules/conversations/messages-repo.js';
 import { conversationsRepo } from '../src/modules/conversations/repo.js';
 import { jobsRepo } from '../src/modules/knowledge/jobs-repo.js';
 import { documentsRepo } from '../src/modules/knowledge/repo.js';
+import { flagsRepo } from '../src/modules/flags/repo.js';
 import { usersRepo } from '../src/modules/users/repo.js';
 import type { AuthLevel, RegisteredRoute } from '../src/platform/http/route-policy.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -70,6 +71,8 @@ interface Entry {
   owned?: true;
   /** The route acts on a knowledge-base document: one is made for each case. */
   kb?: true;
+  /** The route acts on a feature flag: one named `flagNameOf(subject)` is made for each case. */
+  flag?: true;
   /** A request the route accepts from an authorized caller. */
   sample(
     subject: TestUser,
@@ -115,6 +118,11 @@ function uploadSample(): Sample {
 }
 
 const NEW_PASSWORD = 'a different passphrase 42';
+
+/** The feature flag made for a case of an entry with `flag`. */
+const flagNameOf = (subject: TestUser) => `matrix.${subject.id}`;
+const flagUrl = (subject: TestUser, rest = '') =>
+  `/api/admin/feature-flags/${flagNameOf(subject)}${rest}`;
 
 // expect: [anonymous, user, admin, deactivated user, deactivated admin]
 const MATRIX: Record<string, Entry> = {
@@ -194,6 +202,47 @@ const MATRIX: Record<string, Entry> = {
   'PUT /api/users/:user_id/revoke-admin': {
     subject: 'admin',
     sample: (s) => ({ url: `/api/users/${s.id}/revoke-admin` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  // Admin panel (spec 4.4): summary and users.
+  'GET /api/admin/panel/summary': {
+    sample: () => ({ url: '/api/admin/panel/summary' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'GET /api/admin/panel/users': {
+    sample: () => ({ url: '/api/admin/panel/users?offset=0&limit=5' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'GET /api/admin/panel/users/:user_id': {
+    sample: (s) => ({ url: `/api/admin/panel/users/${s.id}` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'PUT /api/admin/panel/users/:user_id': {
+    sample: (s) => ({
+      url: `/api/admin/panel/users/${s.id}`,
+      payload: { full_name: 'Renamed In Panel', is_active: false, reason: 'Matrix case' },
+    }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'DELETE /api/admin/panel/users/:user_id': {
+    sample: (s) => ({ url: `/api/admin/panel/users/${s.id}` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'GET /api/admin/panel/users/:user_id/role-history': {
+    sample: (s) => ({ url: `/api/admin/panel/users/${s.id}/role-history` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'GET /api/admin/panel/users/:user_id/lock-reasons': {
+    sample: (s) => ({ url: `/api/admin/panel/users/${s.id}/lock-reasons` }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  // Admin panel (spec 4.4): live sockets on every instance, this instance's figures.
+  'GET /api/admin/panel/websocket-status': {
+    sample: () => ({ url: '/api/admin/panel/websocket-status' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'GET /api/admin/panel/metrics': {
+    sample: () => ({ url: '/api/admin/panel/metrics' }),
     expect: [401, 403, 200, 401, 401],
   },
   // Conversations are the caller's own (DECISIONS 3): an administrator acts on theirs like anyone.
@@ -326,6 +375,68 @@ const MATRIX: Record<string, Entry> = {
     sample: () => ({ url: '/api/admin/feedback/export?format=csv&days=30' }),
     expect: [401, 403, 200, 401, 401],
   },
+  // Audit log (spec 4.4): administrators only.
+  'GET /api/admin/panel/audit-logs': {
+    sample: () => ({ url: '/api/admin/panel/audit-logs?limit=5&action=auth.*' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'GET /api/admin/panel/audit-logs/verify': {
+    sample: () => ({ url: '/api/admin/panel/audit-logs/verify' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'GET /api/admin/panel/audit-logs/export': {
+    sample: () => ({ url: '/api/admin/panel/audit-logs/export?format=csv&action=auth.login' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  // Cache (spec 4.6): administrators only.
+  'GET /api/admin/cache/stats': {
+    sample: () => ({ url: '/api/admin/cache/stats' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'POST /api/admin/cache/clear': {
+    sample: () => ({ url: '/api/admin/cache/clear' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'POST /api/admin/cache/invalidate': {
+    sample: () => ({ url: '/api/admin/cache/invalidate', payload: { pattern: 'kb-search:*' } }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  // Feature flags (spec 4.7): administrators manage them; every user reads their own values.
+  'GET /api/feature-flags': {
+    sample: () => ({ url: '/api/feature-flags' }),
+    expect: [401, 200, 200, 401, 401],
+  },
+  'GET /api/admin/feature-flags': {
+    sample: () => ({ url: '/api/admin/feature-flags' }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'POST /api/admin/feature-flags': {
+    sample: () => ({
+      url: '/api/admin/feature-flags',
+      payload: { name: `matrix.new.${randomBytes(4).toString('hex')}`, enabled: true },
+    }),
+    expect: [401, 403, 201, 401, 401],
+  },
+  'GET /api/admin/feature-flags/:flag_name': {
+    flag: true,
+    sample: (s) => ({ url: flagUrl(s) }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'PATCH /api/admin/feature-flags/:flag_name': {
+    flag: true,
+    sample: (s) => ({ url: flagUrl(s), payload: { rollout_percentage: 30 } }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'DELETE /api/admin/feature-flags/:flag_name': {
+    flag: true,
+    sample: (s) => ({ url: flagUrl(s) }),
+    expect: [401, 403, 200, 401, 401],
+  },
+  'POST /api/admin/feature-flags/:flag_name/toggle': {
+    flag: true,
+    sample: (s) => ({ url: flagUrl(s, '/toggle') }),
+    expect: [401, 403, 200, 401, 401],
+  },
 };
 
 /**
@@ -350,6 +461,8 @@ const keyOf = (r: Pick<RegisteredRoute, 'method' | 'url'>) => `${r.method} ${r.u
 const specAuth = (r: RegisteredRoute) =>
   SPEC_AUTH.find(([method, path]) => method.test(r.method) && path.test(r.url));
 const isSuccess = (status: number) => status >= 200 && status < 300;
+const isAdministrativeAction = (method: string, template: string, auth: AuthLevel | undefined) =>
+  auth === 'admin' && (method !== 'GET' || template.endsWith('/export'));
 
 describe('authorization matrix (PostgreSQL + Redis)', () => {
   let t: TestApp;
@@ -399,6 +512,18 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
     return { ownerId: owner.id, conversationId: id, messageId: message.id };
   }
 
+  /** The feature flag of a case of an entry with `flag`: disabled, at a 50% rollout. */
+  async function matrixFlag(subject: TestUser): Promise<void> {
+    const at = new Date();
+    const row = { enabled: false, description: 'Matrix case', rolloutPercentage: 50 };
+    await flagsRepo.insert(t.deps.database.db, {
+      name: flagNameOf(subject),
+      ...row,
+      createdAt: at,
+      updatedAt: at,
+    });
+  }
+
   /**
    * A text document uploaded by the operator, as the upload route records one, whose indexing
    * job then failed: every knowledge-base route can act on it (the retry route needs the failure).
@@ -415,6 +540,26 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
     await jobsRepo.update(db, jobId, { state: 'failed', retryCount: 3, finishedAt: new Date() });
     await documentsRepo.update(db, documentId, { status: 'failed', error: 'fixture failure' });
     return { id: documentId, docKey, jobId };
+  }
+
+  const routeAuth = (key: string) => registered().get(key)?.auth;
+
+  /**
+   * An administrative action (any admin route that changes something, and the exports) leaves an
+   * audit entry of its request: the administrator, the resource, the address and the user agent.
+   */
+  async function expectAudited(requestId: string, caller: TestUser): Promise<void> {
+    const entries = await t.deps.database.db
+      .select()
+      .from(auditLogs)
+      .where(eq(auditLogs.requestId, requestId));
+    expect(entries.length, `no audit entry for request ${requestId}`).toBeGreaterThan(0);
+    for (const entry of entries) {
+      expect(entry).toMatchObject({ actorId: caller.id, actorEmail: caller.email });
+      expect(entry.resourceType, entry.action).toEqual(expect.any(String));
+      expect(entry.ip, entry.action).toEqual(expect.any(String));
+      expect(entry.userAgent, entry.action).toEqual(expect.any(String));
+    }
   }
 
   /** Every file under the file store's directory, temporary ones included. */
@@ -455,8 +600,8 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
   /**
    * The stored rows of the users a case involves, the user count, the conversation the case acts
    * on (its row and its branches with their message counts) with the conversation count, and the
-   * knowledge base (the case's document and jobs, the counts, the stored files): a refusal
-   * changes none of them.
+   * knowledge base (the case's document and jobs, the counts, the stored files), and every feature
+   * flag: a refusal changes none of them.
    */
   async function snapshot(users: (TestUser | null)[], owned: Owned | null, kb: KbDocument | null) {
     const db = t.deps.database.db;
@@ -481,6 +626,7 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
       conversation,
       conversations,
       kb: await kbSnapshot(kb),
+      flags: await db.select().from(featureFlags).orderBy(featureFlags.name),
     };
   }
 
@@ -543,6 +689,7 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
     const caller = await callerOfKind(kind);
     const owned = entry.owned ? await ownedBy(caller ?? subject) : null;
     const kb = entry.kb ? await kbDocument() : null;
+    if (entry.flag) await matrixFlag(subject);
     const sample = entry.sample(subject, caller, owned, kb);
     const route = new RegExp(`^${template.replace(/:[A-Za-z0-9_]+/g, '[^/?]+')}(\\?|$)`);
     expect(sample.url, 'the sample calls the route of its entry').toMatch(route);
@@ -560,16 +707,20 @@ describe('authorization matrix (PostgreSQL + Redis)', () => {
 
     expect(res.statusCode, res.body).toBe(status);
     if (isSuccess(status)) {
-      // The feedback export is a CSV file; every other success under /api is the JSON envelope.
+      // The feedback and audit-log exports are CSV files; every other success under /api is the
+      // JSON envelope.
       if (String(res.headers['content-type']).startsWith('text/csv')) {
-        expect(res.body.startsWith('id,created_at,')).toBe(true);
+        expect(res.body).toMatch(/^id,(created_at|seq),/);
       } else if (/^\/(api|conversations)\//.test(sample.url)) dataOf(res);
+      if (caller !== null && isAdministrativeAction(method, template, routeAuth(key))) {
+        await expectAudited(String(res.headers['x-request-id']), caller);
+      }
       return;
     }
     const code = { 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 409: 'CONFLICT' }[status];
     expect(errorOf(res, status).code).toBe(code);
     // A refused request changed nothing: not the caller, not the user it named, not the user count,
-    // not the conversation it named nor anyone's conversations, not the knowledge base.
+    // not the conversation it named nor anyone's conversations, not the knowledge base, no flag.
     expect(await snapshot([subject, caller], owned, kb)).toEqual(before);
   });
 

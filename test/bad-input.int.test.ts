@@ -11,6 +11,7 @@ import {
   conversations,
   kbChunks,
   kbDocuments,
+  featureFlags,
   kbIndexingJobs,
   messages,
 } from '../src/db/schema/index.js';
@@ -20,6 +21,7 @@ import { jobsRepo } from '../src/modules/knowledge/jobs-repo.js';
 import { documentsRepo } from '../src/modules/knowledge/repo.js';
 import { MAX_UPLOAD_BYTES } from '../src/modules/knowledge/upload.js';
 import { usersRepo } from '../src/modules/users/repo.js';
+import { flagsRepo } from '../src/modules/flags/repo.js';
 import type { AuthLevel } from '../src/platform/http/route-policy.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import {
@@ -71,6 +73,8 @@ interface Fixtures {
   subjectConversation: StoredConversation;
   /** Knowledge-base documents and jobs, made only for the routes that declare `kb`. */
   kb: KbFixtures | null;
+  /** The name of a feature flag (disabled, at 50%) made with every set of fixtures. */
+  flag: string;
 }
 
 /** A knowledge-base document version and its latest indexing job. */
@@ -137,7 +141,7 @@ interface RouteInputs {
   multipart?: { form: () => FormPart[]; required: string[] };
   /** Needs the knowledge-base fixtures. */
   kb?: true;
-  /** Path parameters (all UUIDs). */
+  /** Path parameters (UUIDs, except `flag_name`: a feature flag's name). */
   params?: string[];
   /** Declares query parameters. */
   query?: true;
@@ -644,6 +648,107 @@ const INPUTS: Record<string, RouteInputs> = {
     params: ['user_id'],
     sample: (f) => ({ params: { user_id: f.subject.id } }),
   },
+  // Admin panel (spec 4.4): summary and users.
+  'GET /api/admin/panel/summary': { auth: 'admin', sample: () => ({}) },
+  'GET /api/admin/panel/users': {
+    auth: 'admin',
+    query: true,
+    sample: () => ({ query: 'offset=0&limit=5' }),
+    cases: (
+      [
+        ['limit=0', 'limit'],
+        ['limit=101', 'limit'],
+        ['limit=-1', 'limit'],
+        ['limit=abc', 'limit'],
+        ['limit=1.5', 'limit'],
+        ['limit=', 'limit'],
+        ['limit=5&limit=6', 'limit'],
+        ['offset=-1', 'offset'],
+        ['offset=abc', 'offset'],
+        ['offset=1000001', 'offset'],
+        [`offset=${encodeURIComponent(SQL)}`, 'offset'],
+        ['page=2', 'page'],
+        ['sort=email', 'sort'],
+      ] as const
+    ).map(([query, field]) => badQuery(query, field)),
+  },
+  'GET /api/admin/panel/users/:user_id': {
+    auth: 'admin',
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id } }),
+  },
+  'PUT /api/admin/panel/users/:user_id': {
+    auth: 'admin',
+    body: true,
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id }, body: { full_name: 'Renamed In Panel' } }),
+    cases: [
+      invalid('an empty object', 'body', { full_name: undefined }),
+      invalid('a reason alone', 'body', { full_name: undefined, reason: 'Nothing to change' }),
+      // Checked against the stored user inside the change's transaction: the name stays too.
+      invalid('a deactivation without a reason', 'body.reason', { is_active: false }),
+      invalid('a promotion without a reason', 'body.reason', { admin_role: 'admin' }),
+      ...(
+        [
+          ['null', null],
+          ['as a number', 42],
+          ['as an array', ['why']],
+          ['empty', ''],
+          ['blank', '   '],
+          ['over 500 characters', 'r'.repeat(501)],
+          ['over 500 code points of emoji', '🩺'.repeat(501)],
+          ['with a newline', 'on\nleave'],
+          ['with a NUL', 'on\u0000leave'],
+          ['with an escape sequence', 'on\u001b[31m'],
+          ['with a lone surrogate', 'on\ud800'],
+        ] as const
+      ).map(([what, reason]) =>
+        invalid(`reason ${what}`, 'body.reason', { is_active: false, reason }),
+      ),
+      invalid('is_active "false"', 'body.is_active', { is_active: 'false', reason: 'Why' }),
+      invalid('is_active null', 'body.is_active', { is_active: null }),
+      invalid('admin_role "root"', 'body.admin_role', { admin_role: 'root', reason: 'Why' }),
+      invalid('admin_role null', 'body.admin_role', { admin_role: null }),
+      { name: "another user's email", status: 409, body: (f) => ({ email: f.caller.email }) },
+      {
+        name: 'the caller deactivating themselves',
+        status: 409,
+        params: (f) => ({ user_id: f.caller.id }),
+        body: { is_active: false, reason: 'Leaving' },
+      },
+      {
+        name: 'the caller demoting themselves',
+        status: 409,
+        params: (f) => ({ user_id: f.caller.id }),
+        body: { admin_role: 'user', reason: 'Stepping down' },
+      },
+      unexpected('password', NEW_PASSWORD),
+      unexpected('is_admin', true),
+      unexpected('id', randomUUID()),
+      ...badEmails('body.email'),
+      ...badNames('body.full_name'),
+    ],
+  },
+  'DELETE /api/admin/panel/users/:user_id': {
+    auth: 'admin',
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id } }),
+    cases: [
+      { name: 'the caller’s own account', status: 409, params: (f) => ({ user_id: f.caller.id }) },
+    ],
+  },
+  'GET /api/admin/panel/users/:user_id/role-history': {
+    auth: 'admin',
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id } }),
+  },
+  'GET /api/admin/panel/users/:user_id/lock-reasons': {
+    auth: 'admin',
+    params: ['user_id'],
+    sample: (f) => ({ params: { user_id: f.subject.id } }),
+  },
+  'GET /api/admin/panel/websocket-status': { auth: 'admin', sample: () => ({}) },
+  'GET /api/admin/panel/metrics': { auth: 'admin', sample: () => ({}) },
   'GET /conversations': {
     auth: 'user',
     query: true,
@@ -1215,6 +1320,23 @@ const INPUTS: Record<string, RouteInputs> = {
       upload('a form over 16 MB', 413, fileFirst(withFile(Buffer.alloc(17 * 1024 * 1024)))),
     ],
   },
+  'GET /api/admin/cache/stats': { auth: 'admin', sample: () => ({}) },
+  'POST /api/admin/cache/clear': { auth: 'admin', sample: () => ({}) },
+  'POST /api/admin/cache/invalidate': {
+    auth: 'admin',
+    body: true,
+    sample: () => ({ body: { pattern: 'user:*' } }),
+    cases: [
+      missing('pattern'),
+      unexpected('namespace', 'other:'),
+      invalid('pattern empty', 'body.pattern', { pattern: '' }),
+      invalid('pattern over 256 characters', 'body.pattern', { pattern: '*'.repeat(257) }),
+      invalid('pattern with an unclosed class', 'body.pattern', { pattern: 'user:[0-9' }),
+      invalid('pattern as a number', 'body.pattern', { pattern: 42 }),
+      invalid('pattern null', 'body.pattern', { pattern: null }),
+      invalid('pattern as a list', 'body.pattern', { pattern: ['user:*'] }),
+    ],
+  },
   'POST /api/feedback': {
     auth: 'user',
     body: true,
@@ -1304,6 +1426,104 @@ const INPUTS: Record<string, RouteInputs> = {
       ] as const
     ).map(([query, field]) => badQuery(query, field)),
   },
+  // Audit log (spec 4.4, DECISIONS 7): filters action (exact or `x.*`), user_id, since, until.
+  'GET /api/admin/panel/audit-logs': {
+    auth: 'admin',
+    query: true,
+    sample: () => ({ query: 'page=1&limit=50&action=auth.*' }),
+    cases: (
+      [
+        ['page=0', 'page'],
+        ['page=x', 'page'],
+        ['page=1&page=2', 'page'],
+        ['limit=0', 'limit'],
+        ['limit=201', 'limit'],
+        ['limit=1.5', 'limit'],
+        ['action=', 'action'],
+        ['action=Auth.login', 'action'],
+        ['action=auth.', 'action'],
+        ['action=.*', 'action'],
+        ['action=auth.**', 'action'],
+        [`action=${encodeURIComponent(SQL)}`, 'action'],
+        [`action=${'a'.repeat(101)}`, 'action'],
+        ['user_id=not-a-uuid', 'user_id'],
+        [`user_id=${encodeURIComponent(SQL)}`, 'user_id'],
+        ['since=yesterday', 'since'],
+        ['until=2026-11-01', 'until'],
+        ['since=2026-11-02T00:00:00Z&until=2026-11-01T00:00:00Z', 'since'],
+        ['offset=10', 'offset'],
+      ] as const
+    ).map(([query, field]) => badQuery(query, field)),
+  },
+  'GET /api/admin/panel/audit-logs/verify': { auth: 'admin', sample: () => ({}) },
+  'GET /api/admin/panel/audit-logs/export': {
+    auth: 'admin',
+    query: true,
+    sample: () => ({ query: 'format=csv&action=auth.login' }),
+    cases: (
+      [
+        ['format=json', 'format'],
+        ['format=CSV', 'format'],
+        ['format=', 'format'],
+        ['format=csv&format=csv', 'format'],
+        ['action=auth.*.x', 'action'],
+        ['user_id=1', 'user_id'],
+        ['since=2026-11-02T00:00:00Z&until=2026-11-01T00:00:00Z', 'since'],
+        ['page=1', 'page'],
+        ['limit=10', 'limit'],
+      ] as const
+    ).map(([query, field]) => badQuery(query, field)),
+  },
+  // Feature flags (spec 4.7, DECISIONS 7): names `^[a-z][a-z0-9_.-]{1,63}$`, rollout 0 to 100.
+  'GET /api/feature-flags': { auth: 'user', sample: () => ({}) },
+  'GET /api/admin/feature-flags': { auth: 'admin', sample: () => ({}) },
+  'POST /api/admin/feature-flags': {
+    auth: 'admin',
+    body: true,
+    sample: () => ({
+      body: {
+        name: `bad.input.${randomBytes(4).toString('hex')}`,
+        enabled: true,
+        description: 'A flag',
+        rollout_percentage: 50,
+      },
+    }),
+    cases: [
+      missing('name'),
+      { name: 'a taken name', status: 409, body: (f) => ({ name: f.flag }) },
+      ...badFlagNames().map(([what, name]) => invalid(`name ${what}`, 'body.name', { name })),
+      ...badFlagFields(),
+      unexpected('created_at', '2026-01-01T00:00:00.000Z'),
+      unexpected('updated_at', '2026-01-01T00:00:00.000Z'),
+    ],
+  },
+  'GET /api/admin/feature-flags/:flag_name': {
+    auth: 'admin',
+    params: ['flag_name'],
+    sample: (f) => ({ params: { flag_name: f.flag } }),
+  },
+  'PATCH /api/admin/feature-flags/:flag_name': {
+    auth: 'admin',
+    body: true,
+    params: ['flag_name'],
+    sample: (f) => ({ params: { flag_name: f.flag }, body: { rollout_percentage: 30 } }),
+    cases: [
+      invalid('an empty object', 'body', { rollout_percentage: undefined }),
+      ...badFlagFields(),
+      unexpected('name', 'renamed.flag'),
+      unexpected('created_at', '2026-01-01T00:00:00.000Z'),
+    ],
+  },
+  'DELETE /api/admin/feature-flags/:flag_name': {
+    auth: 'admin',
+    params: ['flag_name'],
+    sample: (f) => ({ params: { flag_name: f.flag } }),
+  },
+  'POST /api/admin/feature-flags/:flag_name/toggle': {
+    auth: 'admin',
+    params: ['flag_name'],
+    sample: (f) => ({ params: { flag_name: f.flag } }),
+  },
 };
 
 const ERROR_CODE: Record<number, string> = {
@@ -1351,7 +1571,7 @@ function tokenCases(role: 'user' | 'admin'): Case[] {
     ],
     ['a refresh token as the access token', (f) => `Bearer ${f.caller.refresh}`, /invalid/i],
     ['a token signed with another key', (f) => `Bearer ${forged(f.caller.id)}`, /invalid/i],
-    ['a tampered token', (f) => `Bearer ${f.caller.access.slice(0, -2)}xx`, /invalid/i],
+    ['a tampered token', (f) => `Bearer ${tampered(f.caller.access)}`, /invalid/i],
     ['the word Bearer alone', () => 'Bearer', /missing or malformed/i],
     ['Basic credentials', () => 'Basic dXNlcjpwYXNzd29yZA==', /missing or malformed/i],
     ['a token without the scheme', (f) => f.caller.access, /missing or malformed/i],
@@ -1361,6 +1581,17 @@ function tokenCases(role: 'user' | 'admin'): Case[] {
     { name: 'an expired access token', status: 401, message: /expired/, clockMs: 901_000 },
     ...headers.map(([name, auth, message]) => ({ name, status: 401, auth, message })),
   ];
+}
+
+/**
+ * The token with one character of its signature changed, well before the end: the last character
+ * of a base64url signature carries padding bits, so replacing the tail can leave the signature as
+ * it was (then the "tampered" token is valid).
+ */
+function tampered(token: string): string {
+  const at = token.length - 10;
+  const swapped = token[at] === 'A' ? 'B' : 'A';
+  return token.slice(0, at) + swapped + token.slice(at + 1);
 }
 
 /** What the tests read of a conversation in a response. */
@@ -1454,8 +1685,77 @@ const noBodyCases = (): Case[] => [
   raw('a body over 1 MiB', 413, OVERSIZE, JSON_TYPE),
 ];
 
+/** Names a feature flag cannot have: [what, value]. */
+function badFlagNames(): [string, unknown][] {
+  return [
+    ['in capitals', 'New_UI'],
+    ['with a leading digit', '1flag'],
+    ['with a leading dot', '.flag'],
+    ['of one character', 'a'],
+    ['over 64 characters', `a${'b'.repeat(64)}`],
+    ['with a space', 'new ui'],
+    ['with a slash', 'new/ui'],
+    ['with a non-ASCII letter', 'névé'],
+    ['that looks like SQL', SQL],
+    ['with a NUL', 'a\u0000b'],
+    ['empty', ''],
+    ['as a number', 42],
+    ['null', null],
+  ];
+}
+
+/** Bad `enabled`, `rollout_percentage` and `description` values, on create and on update. */
+function badFlagFields(): Case[] {
+  const values: [field: string, what: string, value: unknown][] = [
+    ['rollout_percentage', '-1', -1],
+    ['rollout_percentage', '101', 101],
+    ['rollout_percentage', '1.5', 1.5],
+    ['rollout_percentage', '"50"', '50'],
+    ['rollout_percentage', 'null', null],
+    ['rollout_percentage', '1e300', 1e300],
+    ['enabled', '"true"', 'true'],
+    ['enabled', '1', 1],
+    ['enabled', 'null', null],
+    ['description', 'over 500 characters', 'd'.repeat(501)],
+    ['description', 'over 500 code points of emoji', '🩺'.repeat(501)],
+    ['description', 'with a NUL', 'a\u0000b'],
+    ['description', 'with an escape sequence', 'a\u001b[31m'],
+    ['description', 'with a lone surrogate', 'a\ud800'],
+    ['description', 'as a number', 5],
+    ['description', 'null', null],
+  ];
+  return values.map(([field, what, value]) =>
+    invalid(`${field} ${what}`, `body.${field}`, { [field]: value }),
+  );
+}
+
+/** Cases shared by every route with a flag name in its path: names the pattern refuses, unknown. */
+function flagNameCases(param: string): Case[] {
+  const bad = [
+    'Bad',
+    '1abc',
+    'x',
+    `a${'b'.repeat(64)}`,
+    'a%20b',
+    'a%00b',
+    encodeURIComponent(SQL),
+    encodeURIComponent('été'),
+    'a.b%2Fc',
+  ];
+  return [
+    ...bad.map((value) => ({
+      name: `${param} ${decodeURIComponent(value)}`,
+      status: 422,
+      fields: [`params.${param}`],
+      params: { [param]: value },
+    })),
+    { name: `an unknown ${param}`, status: 404, params: { [param]: 'no.such.flag' } },
+  ];
+}
+
 /** Cases shared by every route with a UUID in its path. */
 function paramCases(param: string): Case[] {
+  if (param === 'flag_name') return flagNameCases(param);
   const id = '2b0a2f4e-5d1c-4e8a-9b3f-0c6d7e8f9a1b';
   const bad = [
     'not-a-uuid',
@@ -1631,7 +1931,17 @@ describe('bad input (PostgreSQL + Redis)', () => {
       otherConversation,
       subjectConversation,
       kb: kb ? await kbFixtures(caller) : null,
+      flag: await flagFixture(caller),
     };
+  }
+
+  /** A disabled feature flag at 50%, named after `owner`. */
+  async function flagFixture(owner: TestUser): Promise<string> {
+    const name = `fixture.${owner.id}`;
+    const at = new Date();
+    const flag = { enabled: false, description: 'Fixture', rolloutPercentage: 50 };
+    await flagsRepo.insert(t.deps.database.db, { name, ...flag, createdAt: at, updatedAt: at });
+    return name;
   }
 
   /** Every file under the file store's directory, temporary ones included. */
@@ -1689,7 +1999,8 @@ describe('bad input (PostgreSQL + Redis)', () => {
   /**
    * What a rejected request must leave alone: the caller, the subject, the number of users, the
    * fixtures' conversations, the number of conversations, branches and messages, and the
-   * knowledge base (its fixtures, counts and stored files).
+   * knowledge base (its fixtures, counts and stored files), and the feature flags (the fixture's
+   * flag and the count).
    */
   async function snapshot(f: Fixtures) {
     const db = t.deps.database.db;
@@ -1713,6 +2024,8 @@ describe('bad input (PostgreSQL + Redis)', () => {
       branches: await db.$count(branches),
       messages: await db.$count(messages),
       kb: await kbStored(f.kb),
+      flag: await flagsRepo.find(db, f.flag),
+      flags: await db.$count(featureFlags),
     };
   }
 

@@ -5,3 +5,4 @@ export * from './conversations.js';
 export * from './knowledge.js';
 export * from './kb-vectors.js';
 export * from './feedback.js';
+export * from './flags.js';

@@ -4,11 +4,12 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
-import { memoryPubSub, redisPubSub, type PubSub } from '../../platform/pubsub.js';
+import type { PubSub } from '../../platform/pubsub.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
 import { ExtractiveProvider } from '../../providers/llm/extractive.js';
 import { createLlmProvider } from '../../providers/llm/index.js';
 import type { LlmProvider } from '../../providers/llm/types.js';
+import type { SocketTracker } from '../admin/socket-registry.js';
 import type { AuthService } from '../auth/service.js';
 import type { MessageService } from '../conversations/messages.js';
 import type { ConversationsService } from '../conversations/service.js';
@@ -38,6 +39,10 @@ export interface ChatWiring {
   conversations: ConversationsService;
   search: SearchService;
   rateLimiter: RateLimiter;
+  /** The instances' shared channels (owned by the caller, which closes them). */
+  pubsub: PubSub;
+  /** Told of every socket that opens or closes. */
+  sockets: SocketTracker;
   /** Another model (tests). */
   llm?: LlmProvider;
 }
@@ -45,7 +50,7 @@ export interface ChatWiring {
 /** The chat engine and its sockets, on Redis when configured, else in-process. */
 export function createChat(w: ChatWiring): Chat {
   const { config, log, redis } = w;
-  const pubsub = redis === undefined ? memoryPubSub() : redisPubSub(redis, config.redisPrefix, log);
+  const { pubsub } = w;
   const streams =
     redis === undefined ? memoryAnswerStreams(pubsub) : redisAnswerStreams(redis, pubsub, log);
   const llm =
@@ -72,6 +77,7 @@ export function createChat(w: ChatWiring): Chat {
     pubsub,
     rateLimiter: config.rateLimit.enabled ? w.rateLimiter : null,
     metrics: w.metrics,
+    sockets: w.sockets,
     log,
     limits: {
       ...SOCKET_LIMITS,
@@ -98,7 +104,6 @@ export function createChat(w: ChatWiring): Chat {
       await hub.close();
       // Running answers may finish (and be stored) within the deadline, else stop as interrupted.
       await service.close(timeoutMs);
-      await pubsub.close();
     },
   };
 }

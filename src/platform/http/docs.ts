@@ -26,6 +26,18 @@ const TAGS = [
     name: 'knowledge base',
     description: 'Documents, their versions and indexing jobs, and search (administrators)',
   },
+  { name: 'voice', description: 'Voice sessions and spoken turns' },
+  {
+    name: 'feedback',
+    description: 'Ratings of sessions; their summary and export (administrators)',
+  },
+  {
+    name: 'admin-panel',
+    description: 'Dashboard, users with statistics, live sockets, system metrics (administrators)',
+  },
+  { name: 'audit', description: 'The hash-chained audit log: entries, verification, CSV export' },
+  { name: 'cache', description: 'The two-layer cache: statistics, clear, invalidate' },
+  { name: 'feature-flags', description: 'Feature flags and their rollout; the caller’s own flags' },
   { name: 'health', description: 'Liveness, readiness and Prometheus metrics' },
 ];
 
