@@ -10,6 +10,7 @@ import type { AuditEntryDto } from '../src/modules/audit/schema.js';
 import { VERIFY_BATCH, type AuditEvent } from '../src/modules/audit/service.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, errorOf, type TestUser } from './helpers/factories.js';
+import { parseCsv } from './helpers/csv.js';
 
 const LIST = '/api/admin/panel/audit-logs';
 const HEADER = AUDIT_EXPORT_COLUMNS.join(',');
@@ -26,27 +27,6 @@ interface Verification {
   checked: number;
   broken_at: { id: string; seq: number; reason: string } | null;
   duration_ms: number;
-}
-
-/** An RFC 4180 reader (CRLF records, quoted fields with doubled quotes). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let [row, cell, quoted] = [[] as string[], '', false];
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text.charAt(i);
-    if (quoted) {
-      if (c === '"' && text.charAt(i + 1) === '"') [cell, i] = [cell + '"', i + 1];
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') [row, cell] = [[...row, cell], ''];
-    else if (c === '\r' && text.charAt(i + 1) === '\n') {
-      rows.push([...row, cell]);
-      [row, cell, i] = [[], '', i + 1];
-    } else cell += c;
-  }
-  expect(cell, 'the file ends with CRLF').toBe('');
-  return rows;
 }
 
 /** `count` valid chained entries appended after the chain's current end, inserted in bulk. */

@@ -289,6 +289,28 @@ const badQuery = (query: string, field: string): Case => ({
   query,
 });
 
+/** The bad queries of a user list paged by `offset` and `limit` (max 100; no other parameter). */
+const offsetPageCases = (): Case[] =>
+  (
+    [
+      ['limit=0', 'limit'],
+      ['limit=101', 'limit'],
+      ['limit=-1', 'limit'],
+      ['limit=abc', 'limit'],
+      ['limit=1.5', 'limit'],
+      ['limit=', 'limit'],
+      ['limit=5&limit=6', 'limit'],
+      [`limit=${encodeURIComponent('5; DROP TABLE users')}`, 'limit'],
+      ['offset=-1', 'offset'],
+      ['offset=1.5', 'offset'],
+      ['offset=abc', 'offset'],
+      ['offset=1000001', 'offset'],
+      [`offset=${encodeURIComponent(SQL)}`, 'offset'],
+      ['page=2', 'page'],
+      ['sort=email', 'sort'],
+    ] as const
+  ).map(([query, field]) => badQuery(query, field));
+
 /** A request that names nothing of the caller's: 404 NOT_FOUND. */
 const unknown = (name: string, c: Omit<Case, 'name' | 'status'>): Case => ({
   name,
@@ -573,24 +595,7 @@ const INPUTS: Record<string, RouteInputs> = {
     auth: 'admin',
     query: true,
     sample: () => ({ query: 'offset=0&limit=5' }),
-    cases: (
-      [
-        ['limit=0', 'limit'],
-        ['limit=101', 'limit'],
-        ['limit=-1', 'limit'],
-        ['limit=abc', 'limit'],
-        ['limit=1.5', 'limit'],
-        ['limit=', 'limit'],
-        ['limit=5&limit=6', 'limit'],
-        [`limit=${encodeURIComponent('5; DROP TABLE users')}`, 'limit'],
-        ['offset=-1', 'offset'],
-        ['offset=1.5', 'offset'],
-        ['offset=abc', 'offset'],
-        ['offset=1000001', 'offset'],
-        ['page=2', 'page'],
-        ['sort=email', 'sort'],
-      ] as const
-    ).map(([query, field]) => ({ name: query, status: 422, fields: [`query.${field}`], query })),
+    cases: offsetPageCases(),
   },
   'GET /api/users/:user_id': {
     auth: 'admin',
@@ -654,23 +659,7 @@ const INPUTS: Record<string, RouteInputs> = {
     auth: 'admin',
     query: true,
     sample: () => ({ query: 'offset=0&limit=5' }),
-    cases: (
-      [
-        ['limit=0', 'limit'],
-        ['limit=101', 'limit'],
-        ['limit=-1', 'limit'],
-        ['limit=abc', 'limit'],
-        ['limit=1.5', 'limit'],
-        ['limit=', 'limit'],
-        ['limit=5&limit=6', 'limit'],
-        ['offset=-1', 'offset'],
-        ['offset=abc', 'offset'],
-        ['offset=1000001', 'offset'],
-        [`offset=${encodeURIComponent(SQL)}`, 'offset'],
-        ['page=2', 'page'],
-        ['sort=email', 'sort'],
-      ] as const
-    ).map(([query, field]) => badQuery(query, field)),
+    cases: offsetPageCases(),
   },
   'GET /api/admin/panel/users/:user_id': {
     auth: 'admin',

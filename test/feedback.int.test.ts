@@ -7,31 +7,11 @@ import { FEEDBACK_LIMIT } from '../src/modules/feedback/routes.js';
 import type { FeedbackDto, SummaryDto } from '../src/modules/feedback/schema.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, errorOf, type TestUser } from './helpers/factories.js';
+import { parseCsv } from './helpers/csv.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const HEADER = 'id,created_at,user_id,session_id,rating,category,comments';
 const valid = { session_id: 'voice-session-1', rating: 4, category: 'voice_quality' };
-
-/** An RFC 4180 reader (CRLF records, quoted fields with doubled quotes). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let [row, cell, quoted] = [[] as string[], '', false];
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text.charAt(i);
-    if (quoted) {
-      if (c === '"' && text.charAt(i + 1) === '"') [cell, i] = [cell + '"', i + 1];
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') [row, cell] = [[...row, cell], ''];
-    else if (c === '\r' && text.charAt(i + 1) === '\n') {
-      rows.push([...row, cell]);
-      [row, cell, i] = [[], '', i + 1];
-    } else cell += c;
-  }
-  expect(cell, 'the file ends with CRLF').toBe('');
-  return rows;
-}
 
 describe.each(['postgres', 'pglite'] as const)('feedback (%s)', (backend) => {
   let t: TestApp;
