@@ -15,7 +15,7 @@ import {
   deleteRedisPrefix,
   serverVersions,
 } from './lib/fixtures.js';
-import { num, prng, runBenchmark, table, writeSection } from './lib/sections.js';
+import { num, percentile, prng, runBenchmark, table, writeSection } from './lib/sections.js';
 
 /**
  * `make bench-cache` (issue 12): look-ups per second through the service's cache, against a plain
@@ -26,7 +26,8 @@ import { num, prng, runBenchmark, table, writeSection } from './lib/sections.js'
  *     the default memory lifetime (0.5 s, then Redis), with memory off (every look-up from Redis),
  *     and the database alone (no cache) for scale.
  * One look-up at a time (each awaited), as a request handler does. Scratch database and Redis
- * prefix, removed at the end. Knobs: BENCH_OPS (200000), BENCH_USERS (2000), BENCH_FLAGS (20),
+ * prefix, removed at the end. Also: how soon a flag toggled on one instance is seen on a second one.
+ * Knobs: BENCH_OPS (200000), BENCH_USERS (2000), BENCH_FLAGS (20), BENCH_TOGGLES (200),
  * BENCH_WRITE=0 (leave BENCHMARKS.md alone).
  */
 
@@ -34,6 +35,7 @@ const settings = {
   ops: num('BENCH_OPS', 200_000),
   users: num('BENCH_USERS', 2000),
   flags: num('BENCH_FLAGS', 20),
+  toggles: num('BENCH_TOGGLES', 200),
   write: process.env.BENCH_WRITE !== '0',
 };
 
@@ -64,6 +66,7 @@ async function measure(name: string, ops: number, op: (i: number) => unknown): P
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 async function service(userCacheTtlMs: string, database: string, prefix: string) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-cache-'));
@@ -159,10 +162,45 @@ async function main(): Promise<void> {
       usersRepo.findById(deps.database.db, userAt(i)),
     ),
   );
-  await report(rates);
+  const propagation = await flagPropagation(
+    deps,
+    await service('500', database.url, prefix),
+    actor,
+  );
+  await report(rates, propagation);
 }
 
-async function report(rates: Rate[]): Promise<void> {
+/**
+ * A flag toggled through one instance, then evaluated on a second one sharing the database and
+ * Redis until it shows the change: milliseconds from the toggle's return, per toggle.
+ */
+async function flagPropagation(
+  one: Deps,
+  two: Deps,
+  actor: { id: string; email: string },
+): Promise<Float64Array> {
+  const ctx = { ip: null, userAgent: null, requestId: null };
+  const name = 'bench.propagation';
+  await one.flags.create(
+    actor,
+    { name, enabled: false, description: '', rolloutPercentage: 100 },
+    ctx,
+  );
+  const user = randomUUID();
+  const times = new Float64Array(settings.toggles);
+  for (let i = 0; i < settings.toggles; i += 1) {
+    const before = await two.flags.isEnabled(name, user);
+    await one.flags.toggle(actor, name, ctx);
+    const start = performance.now();
+    while ((await two.flags.isEnabled(name, user)) === before) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    times[i] = performance.now() - start;
+  }
+  return times.sort();
+}
+
+async function report(rates: Rate[], propagation: Float64Array): Promise<void> {
   const baseline = rates[0];
   if (baseline === undefined) return;
   const perSecond = (r: Rate) => r.ops / r.seconds;
@@ -181,6 +219,8 @@ async function report(rates: Rate[]): Promise<void> {
     `${fmt(settings.users)} users chosen at random, ${String(settings.flags)} flags at a 50 % rollout; one look-up at a time, each awaited. "× Map" is how many Map lookups fit in the time of one.`,
     '',
     table(['look-up', 'count', 'per second', '× Map'], rows),
+    '',
+    `A flag toggled through one instance, evaluated on a second instance (same database and Redis) until it changes, ${String(propagation.length)} times: p50 ${ms(percentile(propagation, 0.5))}, p99 ${ms(percentile(propagation, 0.99))}, max ${ms(propagation[propagation.length - 1] ?? Number.NaN)} (goal: within 1 s). The second instance's memory lifetime is 1 s: only the pub/sub invalidation makes it faster than that.`,
   ].join('\n');
   await writeSection('cache', markdown, settings.write);
 }
