@@ -141,6 +141,13 @@ describe.each(['postgres', 'pglite'] as const)('feature flags (%s)', (backend) =
     expect(await stored()).toEqual(before);
   });
 
+  it('says what a name must be', async () => {
+    const error = errorOf(await call(admin, 'POST', BASE, { name: 'EHR' }), 422);
+    expect(error.details).toEqual([
+      { field: 'body.name', message: expect.stringMatching(/lower-case letter.*1 to 63/) },
+    ]);
+  });
+
   it('accepts names at the edges of the pattern', async () => {
     for (const name of ['ab', `a${'z'.repeat(63)}`, 'a.b-c_d.0-9']) {
       expect((await create({ name })).name).toBe(name);

@@ -11,6 +11,7 @@ export const FlagName = Type.String({
   // The pattern bounds the length too (64): one error for a bad name, not two.
   pattern: FLAG_NAME_PATTERN,
   description: 'A lower-case letter, then 1 to 63 of `a-z`, `0-9`, `_`, `.`, `-`',
+  'x-pattern-message': 'must be a lower-case letter followed by 1 to 63 of a-z, 0-9, _, . and -',
 });
 export const Enabled = Type.Boolean();
 export const RolloutPercentage = Type.Integer({

@@ -25,6 +25,8 @@ function createAjv(coerce: boolean, allErrors: boolean): Ajv {
     useDefaults: true,
     removeAdditional: false,
     strict: false,
+    // Errors carry their schema, for a pattern's own message (`x-pattern-message`).
+    verbose: true,
   });
   addFormats(ajv);
   ajv.addFormat('uuid', UUID);
@@ -118,8 +120,8 @@ export function fieldErrors(errors: readonly ErrorObject[], context: string): Fi
       message = 'is not an allowed field';
     }
     if (e.keyword === 'required') message = 'is required';
-    // The raw pattern means nothing to a client.
-    if (e.keyword === 'pattern') message = 'is blank or contains characters that are not allowed';
+    // The raw pattern means nothing to a client: the schema's own words, else a general one.
+    if (e.keyword === 'pattern') message = patternMessage(e.parentSchema);
     if (e.keyword === 'anyOf' || e.keyword === 'if') continue;
     const field = [part, ...path].join('.');
     const key = `${field}\u0000${message}`;
@@ -128,6 +130,12 @@ export function fieldErrors(errors: readonly ErrorObject[], context: string): Fi
     if (out.length === MAX_FIELD_ERRORS) break;
   }
   return out.length > 0 ? out : [{ field: part, message: 'is invalid' }];
+}
+
+/** What a schema with a pattern says of a value that fails it. */
+function patternMessage(schema: unknown): string {
+  const own = (schema as Record<string, unknown> | undefined)?.['x-pattern-message'];
+  return typeof own === 'string' ? own : 'is blank or contains characters that are not allowed';
 }
 
 const decodePointer = (s: string) => s.replace(/~1/g, '/').replace(/~0/g, '~');
