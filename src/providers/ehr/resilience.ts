@@ -1,0 +1,298 @@
+import {
+  ExponentialBackoff,
+  TaskCancelledError,
+  TimeoutStrategy,
+  decorrelatedJitterGenerator,
+  handleWhen,
+  retry,
+  timeout,
+  type RetryPolicy,
+} from 'cockatiel';
+import {
+  CircuitBreaker,
+  countsAsFailure,
+  GAUGE_VALUE,
+  ResilienceError,
+  type BreakerOptions,
+  type BreakerState,
+  type GaugeValue,
+  type StateListener,
+} from './breaker.js';
+
+export {
+  ResilienceError,
+  countsAsFailure,
+  isResilienceError,
+  type BreakerState,
+  type GaugeValue,
+  type ResilienceErrorKind,
+} from './breaker.js';
+
+/**
+ * The resilience layer around the EHR (issue 13 item 4): each call goes through a per-call
+ * timeout and the circuit breaker; reads (idempotent) are also retried with exponential backoff and
+ * jitter, writes never. A read that succeeds is kept as the last good answer for its key; while the
+ * dependency is unavailable (breaker open, timeout, or a failure) a read answers that value marked
+ * stale with the time it was fetched. Nothing here logs: listeners get ids and states only.
+ */
+
+/** A kept answer and when (ISO 8601) it was fetched. Values must survive JSON for a Redis store. */
+export interface LastGood<T = unknown> {
+  value: T;
+  fetchedAt: string;
+}
+
+/** What a read answers: fresh from the dependency, or the last good value while it is away. */
+export interface Labelled<T> extends LastGood<T> {
+  stale: boolean;
+}
+
+/** Where last good answers are kept (the lead backs this with the two-layer cache). */
+export interface LastGoodStore {
+  get(key: string): Promise<LastGood | undefined>;
+  set(key: string, entry: LastGood, ttlMs: number): Promise<void>;
+}
+
+/** The fallback key of one kind of read (`what`: summary, labs:<code>, ...) for one patient. */
+export const lastGoodKey = (patientId: string, what: string): string =>
+  `ehr:last-good:${what}:${patientId}`;
+
+/** An in-process LastGoodStore, for tests and the embedded default. */
+export class MemoryLastGoodStore implements LastGoodStore {
+  private readonly entries = new Map<string, { entry: LastGood; expiresAt: number }>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  get(key: string): Promise<LastGood | undefined> {
+    const kept = this.entries.get(key);
+    if (kept !== undefined && kept.expiresAt <= this.now()) this.entries.delete(key);
+    return Promise.resolve(
+      kept !== undefined && kept.expiresAt > this.now() ? kept.entry : undefined,
+    );
+  }
+
+  set(key: string, entry: LastGood, ttlMs: number): Promise<void> {
+    this.entries.set(key, { entry, expiresAt: this.now() + ttlMs });
+    return Promise.resolve();
+  }
+}
+
+/** Why a read was answered from the fallback. */
+export type DegradationReason = 'circuit_open' | 'timeout' | 'unavailable';
+
+export type DegradationEvent =
+  | { type: 'degradation.activated'; dependency: string; reason: DegradationReason; at: string }
+  | { type: 'degradation.recovered'; dependency: string; at: string };
+
+export interface ResilienceOptions extends Partial<Omit<BreakerOptions, 'isFailure'>> {
+  /** Whether an error counts against the dependency (default countsAsFailure). */
+  isFailure?: (error: unknown) => boolean;
+  /** Per-call timeout (10,000 ms); `run` and `read` may override it. */
+  timeoutMs?: number;
+  /** Retries of a failed read after the first attempt (2). */
+  retries?: number;
+  /** First retry delay (200 ms), doubling with decorrelated jitter up to `retryMaxDelayMs`. */
+  retryInitialDelayMs?: number;
+  retryMaxDelayMs?: number;
+  /** Last good answers (in memory when absent) and how long they are kept (24 h). */
+  store?: LastGoodStore;
+  lastGoodTtlMs?: number;
+  /** Receives 0 closed, 1 half-open, 2 open at start and on every change. */
+  onGauge?: (value: GaugeValue) => void;
+  onDegradation?: (event: DegradationEvent) => void;
+  /** Told before each retry of a read (for metrics): which retry and the delay before it. */
+  onRetry?: (retry: { attempt: number; delayMs: number }) => void;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export class Resilience {
+  readonly dependency: string;
+  private readonly breaker: CircuitBreaker;
+  private readonly retryPolicy: RetryPolicy;
+  private readonly isFailure: (error: unknown) => boolean;
+  private readonly now: () => number;
+  private readonly timeoutMs: number;
+  private readonly store: LastGoodStore;
+  private readonly lastGoodTtlMs: number;
+  private readonly degradationListeners = new Set<(event: DegradationEvent) => void>();
+  private degraded = false;
+
+  constructor(options: ResilienceOptions = {}) {
+    this.dependency = options.dependency ?? 'ehr';
+    this.isFailure = options.isFailure ?? countsAsFailure;
+    this.now = options.now ?? Date.now;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.store = options.store ?? new MemoryLastGoodStore(this.now);
+    this.lastGoodTtlMs = options.lastGoodTtlMs ?? 24 * 60 * 60 * 1000;
+    this.breaker = new CircuitBreaker({
+      ...options,
+      dependency: this.dependency,
+      now: this.now,
+      isFailure: this.isFailure,
+    });
+    this.retryPolicy = retry(
+      handleWhen((e) => this.retryable(e)),
+      {
+        maxAttempts: options.retries ?? 2,
+        backoff: new ExponentialBackoff({
+          initialDelay: options.retryInitialDelayMs ?? 200,
+          maxDelay: options.retryMaxDelayMs ?? 2_000,
+          generator: decorrelatedJitterGenerator,
+        }),
+      },
+    );
+    this.hook(options);
+  }
+
+  /** Wires the option callbacks; degradation recovers whenever the breaker closes. */
+  private hook(options: ResilienceOptions): void {
+    const onRetry = options.onRetry;
+    if (onRetry !== undefined) {
+      this.retryPolicy.onRetry((e) => {
+        onRetry({ attempt: e.attempt, delayMs: e.delay });
+      });
+    }
+    if (options.onDegradation !== undefined) this.degradationListeners.add(options.onDegradation);
+    const onGauge = options.onGauge;
+    if (onGauge !== undefined) {
+      onGauge(this.breaker.gaugeValue());
+      this.breaker.onStateChange((state) => {
+        onGauge(GAUGE_VALUE[state]);
+      });
+    }
+    this.breaker.onStateChange((state) => {
+      if (state === 'CLOSED') this.recover();
+    });
+  }
+
+  state(): BreakerState {
+    return this.breaker.state();
+  }
+
+  gaugeValue(): GaugeValue {
+    return this.breaker.gaugeValue();
+  }
+
+  onStateChange(listener: StateListener): () => void {
+    return this.breaker.onStateChange(listener);
+  }
+
+  onDegradation(listener: (event: DegradationEvent) => void): () => void {
+    this.degradationListeners.add(listener);
+    return () => this.degradationListeners.delete(listener);
+  }
+
+  /** True from the first fallback answer until the dependency is healthy again. */
+  fallbackActive(): boolean {
+    return this.degraded;
+  }
+
+  /**
+   * Runs one operation through timeout and breaker, retried when `idempotent`. `op` receives a
+   * signal that aborts on timeout or when `signal` does. Throws ResilienceError (`circuit_open`,
+   * `timeout`) or the operation's own error.
+   */
+  async run<T>(
+    op: (signal: AbortSignal) => Promise<T>,
+    options: CallOptions & { idempotent: boolean },
+  ): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const value = options.idempotent
+      ? await this.retryPolicy.execute(
+          ({ signal }) => this.attempt(op, timeoutMs, signal),
+          options.signal,
+        )
+      : await this.attempt(op, timeoutMs, options.signal);
+    if (this.degraded && this.breaker.state() === 'CLOSED') this.recover();
+    return value;
+  }
+
+  /**
+   * A read kept under `key` (see lastGoodKey): fresh when the dependency answers, else the last
+   * good value (stale) when the dependency is unavailable and one is kept; otherwise the error.
+   */
+  async read<T>(
+    key: string,
+    op: (signal: AbortSignal) => Promise<T>,
+    options: CallOptions = {},
+  ): Promise<Labelled<T>> {
+    let value: T;
+    try {
+      value = await this.run(op, { ...options, idempotent: true });
+    } catch (error) {
+      const kept = await this.fallback(key, error, options.signal);
+      if (kept === undefined) throw error;
+      return { value: kept.value as T, fetchedAt: kept.fetchedAt, stale: true };
+    }
+    const fetchedAt = new Date(this.now()).toISOString();
+    // A store that fails must not fail a read that succeeded.
+    await this.store.set(key, { value, fetchedAt }, this.lastGoodTtlMs).catch(() => undefined);
+    return { value, fetchedAt, stale: false };
+  }
+
+  private async attempt<T>(
+    op: (signal: AbortSignal) => Promise<T>,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    return this.breaker.execute(async (callSignal) => {
+      try {
+        return await timeout(timeoutMs, TimeoutStrategy.Aggressive).execute(
+          (ctx) => op(ctx.signal),
+          callSignal,
+        );
+      } catch (error) {
+        if (error instanceof TaskCancelledError && !callSignal.aborted) {
+          throw new ResilienceError(this.dependency, 'timeout', { cause: error });
+        }
+        throw error;
+      }
+    }, signal);
+  }
+
+  /**
+   * Retried: the dependency's failures not marked `retryable: false`, unless the breaker has just
+   * opened; never a refusal.
+   */
+  private retryable(error: unknown): boolean {
+    if (error instanceof ResilienceError && error.kind === 'circuit_open') return false;
+    if (this.breaker.state() === 'OPEN') return false;
+    const marked = (error as { retryable?: unknown } | null)?.retryable;
+    return this.isFailure(error) && marked !== false;
+  }
+
+  private async fallback(
+    key: string,
+    error: unknown,
+    signal: AbortSignal | undefined,
+  ): Promise<LastGood | undefined> {
+    const refused = error instanceof ResilienceError;
+    if (signal?.aborted === true || !(refused || this.isFailure(error))) return undefined;
+    const kept = await this.store.get(key).catch(() => undefined);
+    if (kept === undefined) return undefined;
+    this.activate(refused ? error.kind : 'unavailable');
+    return kept;
+  }
+
+  private activate(reason: DegradationReason): void {
+    if (this.degraded) return;
+    this.degraded = true;
+    const at = new Date(this.now()).toISOString();
+    this.emit({ type: 'degradation.activated', dependency: this.dependency, reason, at });
+  }
+
+  private recover(): void {
+    if (!this.degraded) return;
+    this.degraded = false;
+    const at = new Date(this.now()).toISOString();
+    this.emit({ type: 'degradation.recovered', dependency: this.dependency, at });
+  }
+
+  private emit(event: DegradationEvent): void {
+    for (const listener of this.degradationListeners) listener(event);
+  }
+}
