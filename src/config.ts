@@ -7,6 +7,7 @@ import {
   type KnowledgeConfig,
 } from './config-knowledge.js';
 import { chatConfig, ChatEnv, type ChatSettings } from './config-chat.js';
+import { checkEhr, EhrEnv, ehrConfig, type EhrSettings } from './config-ehr.js';
 import { checkLlm, LlmEnv, llmConfig, type LlmSettings } from './config-llm.js';
 import { checkVoice, VoiceEnv, voiceConfig, type VoiceSettingsConfig } from './config-voice.js';
 
@@ -90,11 +91,13 @@ const EnvSchema = Type.Object({
   ...LlmEnv,
   ...ChatEnv,
   ...VoiceEnv,
+  ...EhrEnv,
 });
 
 type Env = Static<typeof EnvSchema>;
 
-export interface Config extends KnowledgeConfig, LlmSettings, ChatSettings, VoiceSettingsConfig {
+export interface Config
+  extends KnowledgeConfig, LlmSettings, ChatSettings, VoiceSettingsConfig, EhrSettings {
   env: Env['NODE_ENV'];
   host: string;
   port: number;
@@ -169,6 +172,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   checkKnowledge(env, problems);
   checkLlm(env, problems);
   checkVoice(env, problems);
+  checkEhr(env, problems);
   if (problems.size > 0) {
     throw new ConfigError([...problems].map(([key, message]) => `${key}: ${message}`));
   }
@@ -252,5 +256,6 @@ function toConfig(env: Env): Config {
     ...llmConfig(env),
     ...chatConfig(env),
     ...voiceConfig(env),
+    ...ehrConfig(env),
   };
 }

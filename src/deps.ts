@@ -17,6 +17,8 @@ import { TokenSigner, loadOrCreateSecret } from './modules/auth/tokens.js';
 import { HealthService, type ReadinessCheck } from './modules/health/service.js';
 import { createChat, type Chat } from './modules/chat/wiring.js';
 import { createVoice, type Voice } from './modules/voice/wiring.js';
+import type { EhrService } from './modules/ehr/service.js';
+import { createEhr } from './modules/ehr/wiring.js';
 import { MessageService } from './modules/conversations/messages.js';
 import { ConversationsService } from './modules/conversations/service.js';
 import { FeedbackService } from './modules/feedback/service.js';
@@ -67,6 +69,8 @@ export interface Deps {
   knowledge: Knowledge;
   chat: Chat;
   voice: Voice;
+  /** The electronic health record (issue 13); status `disabled` without FHIR_BASE_URL. */
+  ehr: EhrService;
   rateLimiter: RateLimiter;
   health: HealthService;
   /** The admin panel's live views: sockets on every instance, this instance's figures. */
@@ -189,6 +193,7 @@ export async function createDeps(
     conversations,
     sockets,
   });
+  const ehr = createEhr({ config, log, kv, metrics, flags, audit });
   const health = new HealthService(
     serviceVersion(),
     readinessChecks(database, kv, files, knowledge.vectors),
@@ -216,12 +221,15 @@ export async function createDeps(
     knowledge,
     chat,
     voice,
+    ehr,
     rateLimiter,
     health,
     status: new StatusService(database.db, sockets, system),
     async close() {
       // Answers and jobs first: both still need the database to record where they stopped.
       await voice.close().catch(() => undefined);
+      // Degradation events still being audited need the database.
+      await ehr.close().catch(() => undefined);
       await chat.close(config.shutdownTimeoutMs / 2).catch(() => undefined);
       await knowledge.close().catch(() => undefined);
       system.close();
