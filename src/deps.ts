@@ -167,6 +167,7 @@ export async function createDeps(
   await sockets.start();
   const system = new SystemMetrics(metrics, database);
   await system.start();
+  const ehr = createEhr({ config, log, kv, metrics, flags, audit });
   const chat = createChat({
     config,
     log,
@@ -179,6 +180,7 @@ export async function createDeps(
     rateLimiter,
     pubsub,
     sockets,
+    ehr,
     ...(overrides.llm === undefined ? {} : { llm: overrides.llm }),
   });
   const voice = createVoice({
@@ -193,7 +195,6 @@ export async function createDeps(
     conversations,
     sockets,
   });
-  const ehr = createEhr({ config, log, kv, metrics, flags, audit });
   const health = new HealthService(
     serviceVersion(),
     readinessChecks(database, kv, files, knowledge.vectors),

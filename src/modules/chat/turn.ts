@@ -160,7 +160,12 @@ async function runTool(
     if (hasInvalidArguments(call)) throw new ToolError(String(call.arguments[INVALID_ARGUMENTS]));
     const signal = AbortSignal.any([input.signal, AbortSignal.timeout(timeoutMs)]);
     record.result = await abortable(
-      tool.run(call.arguments, { userId: input.userId, signal }),
+      tool.run(call.arguments, {
+        userId: input.userId,
+        signal,
+        turnId: input.userMessageId,
+        toolCallId: call.id,
+      }),
       signal,
     );
   } catch (err) {

@@ -13,17 +13,22 @@ import type { SocketTracker } from '../admin/socket-registry.js';
 import type { AuthService } from '../auth/service.js';
 import type { MessageService } from '../conversations/messages.js';
 import type { ConversationsService } from '../conversations/service.js';
+import type { EhrService } from '../ehr/service.js';
 import type { SearchService } from '../knowledge/search.js';
 import { memoryAnswerStreams, redisAnswerStreams } from './answer-streams.js';
 import { CHAT_PATHS, SOCKET_LIMITS, SocketHub } from './hub.js';
 import { CHAT_LIMITS, ChatService } from './service.js';
 import { medicalCalculatorTool } from './tools/calculator/index.js';
+import { ehrToolsIfConfigured } from './tools/ehr.js';
+import type { Tool } from './tools/types.js';
 
 export interface Chat {
   service: ChatService;
   hub: SocketHub;
   llm: LlmProvider;
   pubsub: PubSub;
+  /** The tools the model may call (besides the knowledge search every turn gets). */
+  tools: readonly Tool[];
   /** Routes an HTTP upgrade to its socket endpoint; false when the path has none. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   close(timeoutMs: number): Promise<void>;
@@ -43,6 +48,8 @@ export interface ChatWiring {
   pubsub: PubSub;
   /** Told of every socket that opens or closes. */
   sockets: SocketTracker;
+  /** The EHR: its tools are offered when it is configured. */
+  ehr?: EhrService;
   /** Another model (tests). */
   llm?: LlmProvider;
 }
@@ -55,12 +62,13 @@ export function createChat(w: ChatWiring): Chat {
     redis === undefined ? memoryAnswerStreams(pubsub) : redisAnswerStreams(redis, pubsub, log);
   const llm =
     w.llm ?? createLlmProvider(config.llm, { extractive: () => new ExtractiveProvider() });
+  const tools = [medicalCalculatorTool, ...ehrToolsIfConfigured(w.ehr)];
   const service = new ChatService({
     messages: w.messages,
     conversations: w.conversations,
     search: w.search,
     llm,
-    tools: [medicalCalculatorTool],
+    tools,
     streams,
     pubsub,
     metrics: w.metrics,
@@ -93,6 +101,7 @@ export function createChat(w: ChatWiring): Chat {
     hub,
     llm,
     pubsub,
+    tools,
     upgrade(req, socket, head) {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       const endpoint = CHAT_PATHS.find((p) => p === path);

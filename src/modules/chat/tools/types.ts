@@ -1,9 +1,16 @@
 import type { LlmTool } from '../../../providers/llm/types.js';
 
-/** What a tool runs for: the caller, and the turn's signal (cancel stops the tool too). */
+/** What a tool runs for: the caller, the turn, and its signal (cancel stops the tool too). */
 export interface ToolContext {
   userId: string;
   signal: AbortSignal;
+  /**
+   * The user message the turn answers: the same when the turn is generated again, so a tool that
+   * writes elsewhere can make a repeated write harmless.
+   */
+  turnId?: string;
+  /** The model's id of this call. */
+  toolCallId?: string;
 }
 
 /**
