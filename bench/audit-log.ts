@@ -9,13 +9,12 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db/client.js';
 import { runMigrations } from '../src/db/migrate.js';
-import { auditLogs } from '../src/db/schema/index.js';
 import { createDeps, type Deps } from '../src/deps.js';
-import { GENESIS_HASH, entryHash, type HashedFields } from '../src/modules/audit/hash.js';
 import { auditRepo } from '../src/modules/audit/repo.js';
 import { VERIFY_BATCH } from '../src/modules/audit/service.js';
 import { usersRepo } from '../src/modules/users/repo.js';
 import { createLogger } from '../src/platform/logger.js';
+import { appendChain } from '../test/helpers/audit-chain.js';
 import {
   ADMIN_DATABASE_URL,
   REDIS_URL,
@@ -74,15 +73,12 @@ function benchUsers(): string[] {
 async function seed(db: Db, count: number, users: string[]): Promise<void> {
   const random = prng(20_261_124);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  let last = await auditRepo.last(db);
   const start = Date.now() - count * 1000;
-  let batch: (HashedFields & { hash: string })[] = [];
-  for (let i = 0; i < count; i += 1) {
+  await appendChain(db, count, (i) => {
     const action = pick(ACTIONS);
     const actor = pick(users);
-    const fields: HashedFields = {
+    return {
       id: randomUUID(),
-      seq: (last?.seq ?? 0) + 1,
       timestamp: new Date(start + i * 1000),
       action,
       actorId: actor,
@@ -94,16 +90,8 @@ async function seed(db: Db, count: number, users: string[]): Promise<void> {
       userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)',
       requestId: randomUUID(),
       details: action === 'user.updated' ? { fields: ['full_name', 'email'] } : { n: i },
-      prevHash: last?.hash ?? GENESIS_HASH,
     };
-    const row = { ...fields, hash: entryHash(fields) };
-    batch.push(row);
-    last = row;
-    if (batch.length === 1000 || i === count - 1) {
-      await db.insert(auditLogs).values(batch);
-      batch = [];
-    }
-  }
+  });
 }
 
 interface Measured<T> {

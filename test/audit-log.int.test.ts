@@ -4,12 +4,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { queryRows } from '../src/db/client.js';
 import { auditLogs } from '../src/db/schema/index.js';
 import { AUDIT_EXPORT_COLUMNS, AUDIT_EXPORT_PAGE_ROWS } from '../src/modules/audit/export.js';
-import { GENESIS_HASH, entryHash, type HashedFields } from '../src/modules/audit/hash.js';
+import { entryHash } from '../src/modules/audit/hash.js';
 import { auditRepo } from '../src/modules/audit/repo.js';
 import type { AuditEntryDto } from '../src/modules/audit/schema.js';
 import { VERIFY_BATCH, type AuditEvent } from '../src/modules/audit/service.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, errorOf, type TestUser } from './helpers/factories.js';
+import { appendChain } from './helpers/audit-chain.js';
 import { parseCsv } from './helpers/csv.js';
 
 const LIST = '/api/admin/panel/audit-logs';
@@ -30,35 +31,21 @@ interface Verification {
 }
 
 /** `count` valid chained entries appended after the chain's current end, inserted in bulk. */
-async function appendChain(t: TestApp, count: number, action = 'bench.entry'): Promise<void> {
-  const db = t.deps.database.db;
-  let last = await auditRepo.last(db);
-  let batch: (HashedFields & { hash: string })[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const fields: HashedFields = {
-      id: randomUUID(),
-      seq: (last?.seq ?? 0) + 1,
-      timestamp: new Date(Date.UTC(2026, 0, 1) + i * 1000),
-      action,
-      actorId: null,
-      actorEmail: `user${String(i % 50)}@example.test`,
-      resourceType: 'user',
-      resourceId: randomUUID(),
-      success: i % 7 !== 0,
-      ip: '10.1.2.3',
-      userAgent: 'generator',
-      requestId: `req-${String(i)}`,
-      details: { n: i, tags: ['a', 'b'] },
-      prevHash: last?.hash ?? GENESIS_HASH,
-    };
-    const row = { ...fields, hash: entryHash(fields) };
-    batch.push(row);
-    last = row;
-    if (batch.length === 1000 || i === count - 1) {
-      await db.insert(auditLogs).values(batch);
-      batch = [];
-    }
-  }
+function appendEntries(t: TestApp, count: number, action = 'bench.entry'): Promise<void> {
+  return appendChain(t.deps.database.db, count, (i) => ({
+    id: randomUUID(),
+    timestamp: new Date(Date.UTC(2026, 0, 1) + i * 1000),
+    action,
+    actorId: null,
+    actorEmail: `user${String(i % 50)}@example.test`,
+    resourceType: 'user',
+    resourceId: randomUUID(),
+    success: i % 7 !== 0,
+    ip: '10.1.2.3',
+    userAgent: 'generator',
+    requestId: `req-${String(i)}`,
+    details: { n: i, tags: ['a', 'b'] },
+  }));
 }
 
 describe('audit log endpoints (postgres)', () => {
@@ -460,7 +447,7 @@ describe('chain verification (postgres)', () => {
   };
 
   it('finds an intact chain valid across several pages', async () => {
-    await appendChain(t, VERIFY_BATCH * 2 + 17);
+    await appendEntries(t, VERIFY_BATCH * 2 + 17);
     const total = await auditRepo.count(t.deps.database.db, {});
     const result = await verify();
     expect(result).toEqual({
@@ -516,7 +503,7 @@ describe('audit log endpoints (pglite)', () => {
   beforeAll(async () => {
     t = await createTestApp({ backend: 'pglite' });
     admin = await createUser(t.app, t.deps, { admin: true });
-    await appendChain(t, 1200, 'gen.entry');
+    await appendEntries(t, 1200, 'gen.entry');
   }, 60_000);
   afterAll(() => t.close());
 

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Readable } from 'node:stream';
-import { Type } from 'typebox';
+import { CsvFileResponse, sendCsvFile } from '../../platform/http/csv-file.js';
 import { Envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import { callerOf, contextOf, type App } from '../../platform/http/types.js';
 import { AUDIT_EXPORT_COLUMNS } from './export.js';
@@ -89,11 +88,7 @@ export function auditRoutes(app: App, { audit }: { audit: AuditService }): void 
         description: `The list's filters, no paging. The export is audited (\`audit.exported\`, with the filters) before the file is read; the file holds the matching entries up to and including that entry. UTF-8 CSV (RFC 4180, CRLF) with the header row \`${AUDIT_EXPORT_COLUMNS.join(',')}\`; \`details\` is its JSON text. A text cell starting with \`=\`, \`+\`, \`-\`, \`@\`, tab or carriage return is prefixed with a single quote so that spreadsheets do not run it as a formula.`,
         querystring: ExportQuery,
         response: {
-          200: {
-            description: 'The CSV file (`text/csv; charset=utf-8`, as an attachment)',
-            // Streamed: the handler sends a Readable of the file's text.
-            content: { 'text/csv': { schema: Type.Unsafe<Readable>({ type: 'string' }) } },
-          },
+          200: CsvFileResponse,
           ...badQuery,
         },
       },
@@ -107,11 +102,7 @@ export function auditRoutes(app: App, { audit }: { audit: AuditService }): void 
         { id, email },
         contextOf(request),
       );
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${filename}"`)
-        .header('cache-control', 'no-store')
-        .send(stream);
+      return sendCsvFile(reply, filename, stream);
     },
   );
 }

@@ -1,7 +1,6 @@
-import type { Readable } from 'node:stream';
 import type { preHandlerAsyncHookHandler } from 'fastify';
-import { Type } from 'typebox';
 import { AppError } from '../../errors.js';
+import { CsvFileResponse, sendCsvFile } from '../../platform/http/csv-file.js';
 import { Envelope, errorResponse, ok } from '../../platform/http/envelope.js';
 import { callerOf, contextOf, type App } from '../../platform/http/types.js';
 import type { RateLimiter, RateLimitRule } from '../../platform/rate-limit.js';
@@ -116,11 +115,7 @@ export function feedbackRoutes(app: App, deps: FeedbackRouteDeps): void {
         description: `UTF-8 CSV (RFC 4180, CRLF) with the header row \`${EXPORT_COLUMNS.join(',')}\`. A text cell starting with \`=\`, \`+\`, \`-\`, \`@\`, tab or carriage return is prefixed with a single quote so that spreadsheets do not run it as a formula.`,
         querystring: ExportQuery,
         response: {
-          200: {
-            description: 'The CSV file (`text/csv; charset=utf-8`, as an attachment)',
-            // Streamed: the handler sends a Readable of the file's text.
-            content: { 'text/csv': { schema: Type.Unsafe<Readable>({ type: 'string' }) } },
-          },
+          200: CsvFileResponse,
         },
       },
     },
@@ -130,11 +125,7 @@ export function feedbackRoutes(app: App, deps: FeedbackRouteDeps): void {
         request.query.days,
         contextOf(request),
       );
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${filename}"`)
-        .header('cache-control', 'no-store')
-        .send(stream);
+      return sendCsvFile(reply, filename, stream);
     },
   );
 }
