@@ -105,9 +105,6 @@ export function argsChecker<S extends TSchema>(schema: S): (args: unknown) => St
 }
 
 /** What a tool gets beyond the caller and signal, when the chat engine offers it. */
-/** The turn's ids, as the chat engine gives them to tools. */
-export type TurnIds = Pick<ToolContext, 'turnId' | 'toolCallId'>;
-
 const digest = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
@@ -119,7 +116,7 @@ const digest = (text: string): string => createHash('sha256').update(text).diges
 export function observationKey(
   userId: string,
   args: Static<typeof ObservationArgs>,
-  ids: TurnIds,
+  ids: Pick<ToolContext, 'turnId'>,
   now: Date,
 ): string {
   const content = JSON.stringify([

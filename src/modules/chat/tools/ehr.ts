@@ -9,13 +9,9 @@ import {
   ObservationArgs,
   observationKey,
   PatientArgs,
-  type TurnIds,
 } from './ehr-args.js';
 import { allergiesResult, labsResult, medicationsResult, summaryResult } from './ehr-format.js';
 import { ToolError, type Tool, type ToolContext } from './types.js';
-
-/** The tool context, with the turn's ids when the chat engine passes them (idempotent writes). */
-export type EhrToolContext = ToolContext & TurnIds;
 
 const LOINC_SYSTEM = 'http://loinc.org';
 const UCUM_SYSTEM = 'http://unitsofmeasure.org';
@@ -138,7 +134,7 @@ function recordObservationTool(ehr: EhrService, now: () => Date): Tool {
         'turn never writes twice).',
       ObservationArgs,
     ),
-    async run(args, context: EhrToolContext) {
+    async run(args, context) {
       const a = check(args);
       const at = now();
       const effective = a.effective === undefined ? at : new Date(a.effective);
