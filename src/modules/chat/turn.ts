@@ -79,8 +79,11 @@ export async function runTurn(
       delta: text,
     });
   };
+  const writes: WriteSaid[] = [];
   const finish = (interrupted: boolean, error?: ProviderError): TurnOutcome => {
     if (!interrupted) send(markers.flush());
+    // Cut short after a write: the answer still says what was written.
+    else send(unsaidWrites(writes, content));
     return {
       content: interrupted ? content : content.trimEnd(),
       citations: markers.citations(),
@@ -112,6 +115,8 @@ export async function runTurn(
       for (const call of calls) {
         const record = await runTool(input, tools, call, limits.toolTimeoutMs);
         toolCalls.push(record);
+        const sentence = writeSentence(tools, record);
+        if (sentence !== undefined) writes.push({ sentence, from: content.length });
         messages.push({
           role: 'tool',
           toolCallId: call.id,
@@ -154,35 +159,61 @@ async function runTool(
   frame('tool_call');
   const started = performance.now();
   const tool = tools.find((t) => t.definition.name === call.name);
+  let sent = false;
   try {
     if (tool === undefined) throw new ToolError(`Unknown tool ${call.name}`);
     // The provider marks arguments it could not parse; no tool is run on them.
     if (hasInvalidArguments(call)) throw new ToolError(String(call.arguments[INVALID_ARGUMENTS]));
-    const signal = AbortSignal.any([input.signal, AbortSignal.timeout(timeoutMs)]);
-    record.result = await abortable(
-      tool.run(call.arguments, {
-        userId: input.userId,
-        signal,
-        turnId: input.userMessageId,
-        toolCallId: call.id,
-      }),
-      signal,
-    );
+    // A call the turn was cancelled before reaching is not started: a write not sent is not made.
+    input.signal.throwIfAborted();
+    const context = { userId: input.userId, turnId: input.userMessageId, toolCallId: call.id };
+    if (tool.writes === true) {
+      // Never cancelled once sent (issue 13): awaited to its end whatever happens to the turn,
+      // so the stored call says what was written. The tool bounds its own time.
+      sent = true;
+      const never = new AbortController().signal;
+      record.result = await tool.run(call.arguments, { ...context, signal: never });
+    } else {
+      const signal = AbortSignal.any([input.signal, AbortSignal.timeout(timeoutMs)]);
+      record.result = await abortable(tool.run(call.arguments, { ...context, signal }), signal);
+    }
   } catch (err) {
-    record.error = toolError(err, input.signal);
+    record.error = toolError(err, input.signal.aborted && !sent);
   }
   record.durationMs = Math.round(performance.now() - started);
   frame('tool_result');
   return record;
 }
 
-function toolError(err: unknown, turn: AbortSignal): { code: string; message: string } {
+/** `cancelled`: the turn's cancel cut the call short (never the case for a write once sent). */
+function toolError(err: unknown, cancelled: boolean): { code: string; message: string } {
   if (err instanceof ToolError) return { code: err.code, message: err.message };
-  if (turn.aborted) return { code: 'TOOL_ERROR', message: 'Cancelled' };
+  if (cancelled) return { code: 'TOOL_ERROR', message: 'Cancelled' };
   if (err instanceof DOMException && err.name === 'TimeoutError') {
     return { code: 'TOOL_ERROR', message: 'The tool took too long' };
   }
   return { code: 'TOOL_ERROR', message: 'The tool failed' };
+}
+
+/** A write's sentence, and how much of the answer had gone out when its result came. */
+interface WriteSaid {
+  sentence: string;
+  from: number;
+}
+
+/** What a successful write did, in the tool's words, if it is a write tool that says. */
+function writeSentence(tools: readonly Tool[], record: ToolCallDto): string | undefined {
+  const tool = tools.find((t) => t.definition.name === record.name);
+  if (tool?.writes !== true || record.result === null || record.error !== null) return undefined;
+  return tool.describe?.(record.result);
+}
+
+/** The sentences of the writes the answer has not stated since their results came, as a delta. */
+function unsaidWrites(writes: readonly WriteSaid[], content: string): string {
+  const unsaid = writes.filter((w) => !content.slice(w.from).includes(w.sentence));
+  if (unsaid.length === 0) return '';
+  const text = unsaid.map((w) => w.sentence).join(' ');
+  return content === '' || /\s$/.test(content) ? text : ` ${text}`;
 }
 
 /** Settles with `work`, or rejects as soon as `signal` aborts. */

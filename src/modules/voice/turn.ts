@@ -93,6 +93,9 @@ export async function runVoiceTurn(
   };
   const emit = (frame: AnswerFrame) => {
     if (frame.type === 'chunk') {
+      // After barge-in nothing more is said or shown as speech (a write's closing sentence is
+      // stored with the message; its tool result still reaches the client).
+      if (input.signal.aborted) return;
       input.send({ type: 'response.delta', response_id: input.responseId, text: frame.delta });
       speak(splitter.push(frame.delta));
     } else {

@@ -5,6 +5,7 @@ import {
   parseCalculatorRequest,
 } from '../../modules/chat/tools/calculator/index.js';
 import { chooseSentences, DEFAULT_TUNING, type ExtractiveTuning } from './extractive-answer.js';
+import { ehrAnswer, ehrAsks } from './extractive-ehr.js';
 import type {
   LlmEvent,
   LlmMessage,
@@ -38,8 +39,11 @@ const words = (text: string) => text.split(/\s+/).filter((w) => w !== '').length
  * sentences quoted verbatim from the turn's passages, each followed by `[n]`, the number of the
  * passage it is quoted from; when no sentence answers the question well enough it says so and
  * cites nothing. A plain calculator request ("BMI for 80 kg and 1.80 m") becomes a call of the
- * `medical_calculator` tool, and the tool's answer a sentence stating its result. Deterministic,
- * apart from tool call ids. `usage` counts words, not tokens: there is no tokenizer here.
+ * `medical_calculator` tool, and the tool's answer a sentence stating its result; a clinician's
+ * question about a patient ("medications of patient pat-1", "record heart rate 72 for patient
+ * pat-1") calls the EHR tools, and their answers become sentences stating what they returned
+ * (extractive-ehr.ts). Deterministic, apart from tool call ids. `usage` counts words, not tokens:
+ * there is no tokenizer here.
  */
 export class ExtractiveProvider implements LlmProvider {
   readonly name = 'extractive';
@@ -68,11 +72,11 @@ export class ExtractiveProvider implements LlmProvider {
 
   private events(request: LlmRequest): LlmEvent[] {
     const inputTokens = inputWords(request);
-    const call = this.calculatorCall(request);
-    if (call !== null) {
-      const outputTokens = words(JSON.stringify(call.arguments));
+    const calls = this.toolCalls(request);
+    if (calls.length > 0) {
+      const outputTokens = words(JSON.stringify(calls.map((c) => c.arguments)));
       return [
-        { type: 'tool_call', call },
+        ...calls.map((call) => ({ type: 'tool_call' as const, call })),
         { type: 'usage', inputTokens, outputTokens },
         { type: 'done', finishReason: 'tool_calls' },
       ];
@@ -89,9 +93,20 @@ export class ExtractiveProvider implements LlmProvider {
   answer(request: LlmRequest): string {
     const last = request.messages.at(-1);
     if (last?.role === 'tool' && last.name === CALCULATOR_TOOL) return this.toolAnswer(last);
+    const ehr = ehrAnswer(request.messages);
+    if (ehr !== undefined) return ehr;
     const quotes = chooseSentences(lastQuestion(request.messages), request.passages, this.tuning);
     if (quotes.length === 0) return NO_ANSWER;
     return quotes.map((q) => `${q.text} [${q.passage.n}]`).join(' ');
+  }
+
+  /** A request to record a measurement, else a calculation, else reads of the EHR. */
+  private toolCalls(request: LlmRequest): LlmToolCall[] {
+    const ehr = ehrAsks(request);
+    if (ehr.writes.length > 0) return ehr.writes.map((a) => toolCall(a.name, a.arguments));
+    const calculation = this.calculatorCall(request);
+    if (calculation !== null) return [calculation];
+    return ehr.reads.map((a) => toolCall(a.name, a.arguments));
   }
 
   private calculatorCall(request: LlmRequest): LlmToolCall | null {
@@ -99,12 +114,7 @@ export class ExtractiveProvider implements LlmProvider {
     if (last?.role !== 'user') return null;
     if (!request.tools.some((t) => t.name === CALCULATOR_TOOL)) return null;
     const args = this.calculator.parseCalculatorRequest(last.content);
-    if (args === null) return null;
-    return {
-      id: `call_${randomUUID().replaceAll('-', '')}`,
-      name: CALCULATOR_TOOL,
-      arguments: args,
-    };
+    return args === null ? null : toolCall(CALCULATOR_TOOL, args);
   }
 
   private toolAnswer(message: Extract<LlmMessage, { role: 'tool' }>): string {
@@ -120,6 +130,12 @@ export class ExtractiveProvider implements LlmProvider {
     return this.calculator.describeCalculation(result);
   }
 }
+
+const toolCall = (name: string, args: Record<string, unknown>): LlmToolCall => ({
+  id: `call_${randomUUID().replaceAll('-', '')}`,
+  name,
+  arguments: args,
+});
 
 function parseObject(json: string): Record<string, unknown> | null {
   try {

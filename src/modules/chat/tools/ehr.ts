@@ -10,6 +10,7 @@ import {
   observationKey,
   PatientArgs,
 } from './ehr-args.js';
+import { describeWrite } from './ehr-describe.js';
 import { allergiesResult, labsResult, medicationsResult, summaryResult } from './ehr-format.js';
 import { ToolError, type Tool, type ToolContext } from './types.js';
 
@@ -134,6 +135,8 @@ function recordObservationTool(ehr: EhrService, now: () => Date): Tool {
         'turn never writes twice).',
       ObservationArgs,
     ),
+    writes: true,
+    describe: describeWrite,
     async run(args, context) {
       const a = check(args);
       const at = now();

@@ -21,6 +21,17 @@ export interface ToolContext {
 export interface Tool {
   definition: LlmTool;
   run(args: Record<string, unknown>, context: ToolContext): Promise<Record<string, unknown>>;
+  /**
+   * The tool writes elsewhere (the EHR). Once started, a cancel (message_cancel, barge-in) does
+   * not stop it, nor does the engine's tool timeout: the engine awaits its result and stores it,
+   * so what was written is known. Its signal never aborts; `run` bounds its own time.
+   */
+  writes?: boolean;
+  /**
+   * A sentence stating what a successful call did ("Recorded heart rate 72 /min for patient …"):
+   * ends an answer cut short after the call, so the stored answer says what was written.
+   */
+  describe?(result: Record<string, unknown>): string | undefined;
 }
 
 /** A tool refused its arguments or could not answer: recorded as `{ code: 'TOOL_ERROR', message }`. */
