@@ -43,6 +43,7 @@ describe('loadConfig', () => {
         readyPerMinute: 100,
       },
       lockout: { maxFailures: 5, windowSeconds: 900, lockSeconds: 900 },
+      chaos: { enabled: false },
     });
   });
 
@@ -82,10 +83,11 @@ describe('loadConfig', () => {
     ['No', false],
     ['off', false],
   ])('parses the boolean %j as %s', (raw, expected) => {
-    const config = loadConfig({ TRUST_PROXY: raw, RATE_LIMIT_ENABLED: raw });
+    const config = loadConfig({ TRUST_PROXY: raw, RATE_LIMIT_ENABLED: raw, CHAOS_ENABLED: raw });
     // TRUST_PROXY also takes a hop count, so there digits are numbers.
     expect(config.trustProxy).toBe(/^\d$/.test(raw) ? Number(raw) : expected);
     expect(config.rateLimit.enabled).toBe(expected);
+    expect(config.chaos.enabled).toBe(expected);
   });
 
   it('refuses a boolean it cannot read', () => {
@@ -93,6 +95,7 @@ describe('loadConfig', () => {
     expect(keysOf(problemsOf({ RATE_LIMIT_ENABLED: 'perhaps' }))).toEqual(
       new Set(['RATE_LIMIT_ENABLED']),
     );
+    expect(keysOf(problemsOf({ CHAOS_ENABLED: 'sometimes' }))).toEqual(new Set(['CHAOS_ENABLED']));
   });
 
   it('reads integers as plain decimal digits only', () => {

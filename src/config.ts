@@ -7,7 +7,9 @@ import {
   type KnowledgeConfig,
 } from './config-knowledge.js';
 import { chatConfig, ChatEnv, type ChatSettings } from './config-chat.js';
+import { AuditEnv, auditConfig, type AuditRetentionSettings } from './config-audit.js';
 import { checkEhr, EhrEnv, ehrConfig, type EhrSettings } from './config-ehr.js';
+import { OpsEnv, opsConfig, type OpsSettings } from './config-ops.js';
 import { checkLlm, LlmEnv, llmConfig, type LlmSettings } from './config-llm.js';
 import { checkVoice, VoiceEnv, voiceConfig, type VoiceSettingsConfig } from './config-voice.js';
 
@@ -87,17 +89,28 @@ const EnvSchema = Type.Object({
   // entry outlives its last refresh, and how often a live instance refreshes it.
   WS_REGISTRY_TTL_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000 }),
   WS_REGISTRY_REFRESH_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
+  // Fault injection for the EHR, LLM, STT and TTS (src/platform/chaos.ts); never in production.
+  CHAOS_ENABLED: Type.Boolean({ default: false }),
   ...KnowledgeEnv,
   ...LlmEnv,
   ...ChatEnv,
   ...VoiceEnv,
   ...EhrEnv,
+  ...AuditEnv,
+  ...OpsEnv,
 });
 
 type Env = Static<typeof EnvSchema>;
 
 export interface Config
-  extends KnowledgeConfig, LlmSettings, ChatSettings, VoiceSettingsConfig, EhrSettings {
+  extends
+    KnowledgeConfig,
+    LlmSettings,
+    ChatSettings,
+    VoiceSettingsConfig,
+    EhrSettings,
+    AuditRetentionSettings,
+    OpsSettings {
   env: Env['NODE_ENV'];
   host: string;
   port: number;
@@ -129,6 +142,8 @@ export interface Config
   shutdownTimeoutMs: number;
   readyCheckTimeoutMs: number;
   wsRegistry: { ttlMs: number; refreshMs: number };
+  /** Whether the operator may inject faults into the dependencies (this instance only). */
+  chaos: { enabled: boolean };
 }
 
 export class ConfigError extends Error {
@@ -252,10 +267,13 @@ function toConfig(env: Env): Config {
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     readyCheckTimeoutMs: env.READY_CHECK_TIMEOUT_MS,
     wsRegistry: { ttlMs: env.WS_REGISTRY_TTL_MS, refreshMs: env.WS_REGISTRY_REFRESH_MS },
+    chaos: { enabled: env.CHAOS_ENABLED },
     ...knowledgeConfig(env),
     ...llmConfig(env),
     ...chatConfig(env),
     ...voiceConfig(env),
     ...ehrConfig(env),
+    ...auditConfig(env),
+    ...opsConfig(env),
   };
 }

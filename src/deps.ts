@@ -7,6 +7,9 @@ import { SocketRegistry } from './modules/admin/socket-registry.js';
 import { StatusService } from './modules/admin/status-service.js';
 import { SystemMetrics } from './modules/admin/system-metrics.js';
 import { CacheAdminService } from './modules/admin/cache-service.js';
+import { CheckpointSigner } from './modules/audit/checkpoint.js';
+import { startAuditRetention } from './modules/audit/purge-scheduler.js';
+import { AuditRetention } from './modules/audit/retention.js';
 import { AuditService } from './modules/audit/service.js';
 import { RevocationList } from './modules/auth/revocation.js';
 import { LoginLockout } from './modules/auth/lockout.js';
@@ -39,6 +42,7 @@ import {
   type KeyValueStore,
 } from './platform/kv.js';
 import type { Logger } from './platform/logger.js';
+import { Chaos } from './platform/chaos.js';
 import { LayeredCache } from './platform/layered-cache.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
 import { memoryPubSub, redisPubSub, type PubSub } from './platform/pubsub.js';
@@ -59,6 +63,8 @@ export interface Deps {
   files: FileStore;
   metrics: Metrics;
   audit: AuditService;
+  /** The audit retention purge (also run on a schedule unless AUDIT_RETENTION_ENABLED=false). */
+  auditRetention: AuditRetention;
   users: UsersService;
   auth: AuthService;
   conversations: ConversationsService;
@@ -71,6 +77,8 @@ export interface Deps {
   voice: Voice;
   /** The electronic health record (issue 13); status `disabled` without FHIR_BASE_URL. */
   ehr: EhrService;
+  /** Fault injection into ehr, llm, stt and tts (CHAOS_ENABLED; this instance only). */
+  chaos: Chaos;
   rateLimiter: RateLimiter;
   health: HealthService;
   /** The admin panel's live views: sockets on every instance, this instance's figures. */
@@ -122,7 +130,10 @@ export async function createDeps(
   const revocations = new RevocationList(kv, config.refreshTokenTtl);
   // The in-process store starts empty: without this, a restart would revive logged-out tokens.
   if (kv.kind === 'memory') await revocations.restoreFromDatabase(database.db, now());
-  const audit = new AuditService(database.db, now);
+  const auditKeys = new CheckpointSigner(config.auditRetention.checkpointKey ?? secret);
+  const audit = new AuditService(database.db, now, auditKeys);
+  const retention = new AuditRetention(database.db, audit, auditKeys, config.auditRetention, now);
+  const purges = startAuditRetention(retention, config.auditRetention, log);
   // Password checks are counted where every instance sees them (DECISIONS 8).
   const attempts = redis === undefined ? memoryAttempts() : redisAttempts(redis);
   const users = new UsersService(
@@ -167,7 +178,8 @@ export async function createDeps(
   await sockets.start();
   const system = new SystemMetrics(metrics, database);
   await system.start();
-  const ehr = createEhr({ config, log, kv, metrics, flags, audit });
+  const chaos = new Chaos({ enabled: config.chaos.enabled, log });
+  const ehr = createEhr({ config, log, kv, metrics, flags, audit, chaos });
   const chat = createChat({
     config,
     log,
@@ -181,6 +193,7 @@ export async function createDeps(
     pubsub,
     sockets,
     ehr,
+    chaos,
     ...(overrides.llm === undefined ? {} : { llm: overrides.llm }),
   });
   const voice = createVoice({
@@ -194,6 +207,7 @@ export async function createDeps(
     messages,
     conversations,
     sockets,
+    chaos,
   });
   const health = new HealthService(
     serviceVersion(),
@@ -213,6 +227,7 @@ export async function createDeps(
     files,
     metrics,
     audit,
+    auditRetention: retention,
     users,
     auth,
     conversations,
@@ -223,10 +238,12 @@ export async function createDeps(
     chat,
     voice,
     ehr,
+    chaos,
     rateLimiter,
     health,
     status: new StatusService(database.db, sockets, system),
     async close() {
+      await purges.close();
       // Answers and jobs first: both still need the database to record where they stopped.
       await voice.close().catch(() => undefined);
       // Degradation events still being audited need the database.

@@ -454,6 +454,9 @@ describe('chain verification (postgres)', () => {
       valid: true,
       checked: total,
       broken_at: null,
+      tombstones: 0,
+      checkpoints: 0,
+      latest_checkpoint: null,
       duration_ms: expect.any(Number) as number,
     });
     expect(total).toBeGreaterThan(VERIFY_BATCH * 2);
@@ -467,6 +470,9 @@ describe('chain verification (postgres)', () => {
       valid: false,
       checked: seq - 1,
       broken_at: { id, seq, reason: 'entry hash does not match its content' },
+      tombstones: 0,
+      checkpoints: 0,
+      latest_checkpoint: null,
       duration_ms: expect.any(Number) as number,
     });
     // The append-only trigger is back: the table refuses changes again.

@@ -150,6 +150,9 @@ describe.each<Backend>(['postgres', 'pglite'])('repositories on %s', (backend) =
         valid: true,
         checked: seqs.length,
         broken_at: null,
+        tombstones: 0,
+        checkpoints: 0,
+        latest_checkpoint: null,
       });
     });
 

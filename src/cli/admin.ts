@@ -1,14 +1,20 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
 import { createDeps } from '../deps.js';
+import { describePurge } from '../modules/audit/purge-scheduler.js';
 import { describeAdminError, describeRefusal, ensureAdmin } from '../modules/users/bootstrap.js';
 import { createLogger } from '../platform/logger.js';
 
-const USAGE = 'usage: npm run admin -- create --email <email> --password <password>';
+const USAGE = [
+  'usage: npm run admin -- create --email <email> --password <password>',
+  '       npm run admin -- purge-audit',
+].join('\n');
 
 /**
  * `npm run admin -- create --email E --password P`: creates an administrator, or promotes the
  * existing account when P is its password (exit 1 when it is not, or the account is deactivated).
+ * `npm run admin -- purge-audit`: runs the audit retention purge now (exit 1 when the chain does
+ * not verify and nothing was purged).
  */
 async function main(argv: string[]): Promise<number> {
   let parsed;
@@ -24,6 +30,9 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const { positionals, values } = parsed;
+  if (positionals.join(' ') === 'purge-audit' && Object.keys(values).length === 0) {
+    return purgeAudit();
+  }
   if (positionals[0] !== 'create' || values.email === undefined || values.password === undefined) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
@@ -53,6 +62,17 @@ async function create(emailInput: string, password: string): Promise<number> {
   } catch (err) {
     process.stderr.write(`could not create administrator: ${describeAdminError(err)}\n`);
     return 1;
+  } finally {
+    await deps.close();
+  }
+}
+
+async function purgeAudit(): Promise<number> {
+  const deps = await createDeps(loadConfig(), createLogger({ logLevel: 'warn' }));
+  try {
+    const result = await deps.auditRetention.purge();
+    process.stdout.write(`${describePurge(result)}\n`);
+    return result.status === 'refused' ? 1 : 0;
   } finally {
     await deps.close();
   }

@@ -66,7 +66,7 @@ export function auditRoutes(app: App, { audit }: { audit: AuditService }): void 
         operationId: 'verifyAuditLogChain',
         summary: 'Check the whole hash chain; names the first broken entry',
         description:
-          'Walks every entry in seq order: no gap in seq, each `prev_hash` equal to the previous entry’s `hash`, each `hash` recomputed from the entry’s fields. `valid: false` is still a 200.',
+          'Walks every entry in seq order: no gap in seq, each `prev_hash` equal to the previous entry’s `hash`, each `hash` recomputed from the entry’s fields. Entries removed by the retention purge are passed over through their tombstones (seq, links and hash, no personal data); each signed checkpoint the purge wrote is checked where the walk reaches its head: its signature, the chain’s hash there, and the tombstones it vouches for. `valid: false` is still a 200.',
         response: { 200: Envelope(Verification) },
       },
     },

@@ -88,7 +88,32 @@ export const Verification = Type.Object({
   valid: Type.Boolean(),
   checked: Type.Integer({ minimum: 0, description: 'Entries found intact before any break' }),
   broken_at: Type.Union([
-    Type.Object({ id: Uuid, seq: Type.Integer(), reason: Type.String() }),
+    Type.Object(
+      { id: Uuid, seq: Type.Integer(), reason: Type.String() },
+      {
+        description:
+          'The first element that fails: an entry, a tombstone, or a checkpoint (then `id` is the checkpoint’s, `seq` its head and `reason` starts with `checkpoint`)',
+      },
+    ),
+    Type.Null(),
+  ]),
+  tombstones: Type.Integer({
+    minimum: 0,
+    description: 'Purged entries passed over through their tombstones (sequence and links)',
+  }),
+  checkpoints: Type.Integer({
+    minimum: 0,
+    description: 'Signed checkpoints of the retention purge the check relied on',
+  }),
+  latest_checkpoint: Type.Union([
+    Type.Object({
+      id: Uuid,
+      created_at: Timestamp,
+      through_seq: Type.Integer({ description: 'The chain’s head when the purge signed it' }),
+      purged: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+        description: 'Entries that purge removed per family (`ehr`, `session`, `error`)',
+      }),
+    }),
     Type.Null(),
   ]),
   duration_ms: Type.Integer({ minimum: 0 }),

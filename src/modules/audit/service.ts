@@ -2,9 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Db } from '../../db/client.js';
 import type { AuditRow } from '../../db/schema/index.js';
+import { ChainWalker, walkChain, type BrokenAt } from './chain.js';
+import type { CheckpointSigner } from './checkpoint.js';
 import { auditCsv } from './export.js';
 import { auditRepo } from './repo.js';
 import { GENESIS_HASH, entryHash } from './hash.js';
+import { retentionRepo } from './retention-repo.js';
 import type { AuditFilter } from './schema.js';
 
 /**
@@ -12,35 +15,6 @@ import type { AuditFilter } from './schema.js';
  * trips, small enough that one page is a few megabytes.
  */
 export const VERIFY_BATCH = 5000;
-
-/** How far the chain checked out; `broken_at` is set once an entry fails. */
-interface ChainState {
-  prevHash: string;
-  prevSeq: number;
-  checked: number;
-  broken_at: ChainVerification['broken_at'];
-}
-
-/** Checks the entries of one page in order, advancing the state; stops at the first broken one. */
-function checkPage(rows: readonly AuditRow[], state: ChainState): void {
-  for (const row of rows) {
-    const reason =
-      row.seq !== state.prevSeq + 1
-        ? 'sequence gap'
-        : row.prevHash !== state.prevHash
-          ? 'previous hash does not match'
-          : row.hash !== entryHash(row)
-            ? 'entry hash does not match its content'
-            : null;
-    if (reason !== null) {
-      state.broken_at = { id: row.id, seq: row.seq, reason };
-      return;
-    }
-    state.prevHash = row.hash;
-    state.prevSeq = row.seq;
-    state.checked += 1;
-  }
-}
 
 /** Who asked, from where: carried from the HTTP request (or the CLI) into audit entries. */
 export interface RequestContext {
@@ -62,16 +36,35 @@ export interface AuditEvent {
   details?: Record<string, unknown>;
 }
 
+/** The chain check's answer; the last three fields came with retention (issue 13). */
 export interface ChainVerification {
   valid: boolean;
+  /** Entries found intact before any break. */
   checked: number;
-  broken_at: { id: string; seq: number; reason: string } | null;
+  broken_at: BrokenAt | null;
+  /** Purged entries whose place in the chain was followed through their tombstones. */
+  tombstones: number;
+  /** Signed checkpoints the check relied on. */
+  checkpoints: number;
+  latest_checkpoint: CheckpointSummary | null;
+}
+
+export interface CheckpointSummary {
+  id: string;
+  created_at: string;
+  through_seq: number;
+  purged: Record<string, number>;
 }
 
 export class AuditService {
   constructor(
     private readonly db: Db,
     private readonly now: () => Date = () => new Date(),
+    /**
+     * Checks the retention purge's checkpoints (checkpoint.ts). Without it (benchmarks, tools
+     * that never purge) a chain with checkpoints does not verify.
+     */
+    private readonly signer: CheckpointSigner | null = null,
   ) {}
 
   /** Appends inside the caller's transaction, so the entry commits or rolls back with the action. */
@@ -103,27 +96,37 @@ export class AuditService {
   }
 
   /**
-   * Walks the whole chain in order: sequence, links and every entry's hash. The next page is read
-   * while the current one is hashed, so the database and the hashing overlap.
+   * Walks the whole chain in order: sequence, links and every entry's hash, the tombstones of
+   * purged entries, and each signed checkpoint at its head. One read-only snapshot, so a purge
+   * committing meanwhile cannot look like a gap.
    */
   async verify(batchSize = VERIFY_BATCH): Promise<ChainVerification> {
-    const state: ChainState = { prevHash: GENESIS_HASH, prevSeq: 0, checked: 0, broken_at: null };
-    let rows = await auditRepo.pageAfter(this.db, 0, batchSize);
-    for (;;) {
-      const last = rows.at(-1);
-      const next =
-        rows.length === batchSize && last !== undefined
-          ? auditRepo.pageAfter(this.db, last.seq, batchSize)
-          : null;
-      // Not awaited when the chain breaks on this page: its failure must not go unhandled.
-      next?.catch(() => undefined);
-      checkPage(rows, state);
-      const { checked, broken_at } = state;
-      if (broken_at !== null || next === null) {
-        return { valid: broken_at === null, checked, broken_at };
-      }
-      rows = await next;
-    }
+    return this.db.transaction(
+      async (tx) => {
+        const checkpoints = await retentionRepo.checkpoints(tx);
+        const walker = new ChainWalker(this.signer, checkpoints);
+        await walkChain(tx, walker, batchSize);
+        walker.finish();
+        const latest = checkpoints.at(-1);
+        return {
+          valid: walker.broken_at === null,
+          checked: walker.checked,
+          broken_at: walker.broken_at,
+          tombstones: walker.tombstones,
+          checkpoints: checkpoints.length,
+          latest_checkpoint:
+            latest === undefined
+              ? null
+              : {
+                  id: latest.id,
+                  created_at: latest.createdAt.toISOString(),
+                  through_seq: latest.throughSeq,
+                  purged: latest.purged,
+                },
+        };
+      },
+      { isolationLevel: 'repeatable read', accessMode: 'read only' },
+    );
   }
 
   /** A page of the entries the filter matches, newest first, and how many match in all. */

@@ -2,10 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config.js';
+import type { Chaos } from '../../platform/chaos.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { PubSub } from '../../platform/pubsub.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
+import { chaosLlm } from '../../providers/chaos.js';
 import { ExtractiveProvider } from '../../providers/llm/extractive.js';
 import { createLlmProvider } from '../../providers/llm/index.js';
 import type { LlmProvider } from '../../providers/llm/types.js';
@@ -52,6 +54,8 @@ export interface ChatWiring {
   ehr?: EhrService;
   /** Another model (tests). */
   llm?: LlmProvider;
+  /** Fault injection: when enabled, the model is wrapped (its faults are provider failures). */
+  chaos: Chaos;
 }
 
 /** The chat engine and its sockets, on Redis when configured, else in-process. */
@@ -60,8 +64,10 @@ export function createChat(w: ChatWiring): Chat {
   const { pubsub } = w;
   const streams =
     redis === undefined ? memoryAnswerStreams(pubsub) : redisAnswerStreams(redis, pubsub, log);
-  const llm =
-    w.llm ?? createLlmProvider(config.llm, { extractive: () => new ExtractiveProvider() });
+  const llm = chaosLlm(
+    w.llm ?? createLlmProvider(config.llm, { extractive: () => new ExtractiveProvider() }),
+    w.chaos,
+  );
   const tools = [medicalCalculatorTool, ...ehrToolsIfConfigured(w.ehr)];
   const service = new ChatService({
     messages: w.messages,

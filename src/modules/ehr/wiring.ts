@@ -1,7 +1,9 @@
 import type { Config } from '../../config.js';
+import type { Chaos } from '../../platform/chaos.js';
 import type { KeyValueStore } from '../../platform/kv.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
+import { chaosEhr } from '../../providers/chaos.js';
 import { FhirEhrProvider } from '../../providers/ehr/fhir.js';
 import { Resilience } from '../../providers/ehr/resilience.js';
 import type { EhrAuth } from '../../providers/ehr/types.js';
@@ -17,6 +19,8 @@ export interface EhrWiring {
   metrics: Metrics;
   flags: FlagsService;
   audit: AuditService;
+  /** Fault injection: when enabled, its faults reach the breaker as provider failures. */
+  chaos: Chaos;
 }
 
 /**
@@ -44,11 +48,12 @@ export function createEhr(w: EhrWiring): EhrService {
           privateJwk: fhir.auth.privateJwk,
           scope: fhir.auth.scope,
         };
-  const provider = new FhirEhrProvider({
+  const fhirProvider = new FhirEhrProvider({
     baseUrl: fhir.baseUrl,
     auth,
     timeoutMs: settings.timeoutMs,
   });
+  const provider = chaosEhr(fhirProvider, w.chaos);
   const gauge = w.metrics.circuitBreakerState;
   const resilience = new Resilience({
     dependency: 'ehr',

@@ -3,9 +3,11 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
+import type { Chaos } from '../../platform/chaos.js';
 import type { KeyValueStore } from '../../platform/kv.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
+import { chaosStt, chaosTts } from '../../providers/chaos.js';
 import { createStt, isAdaptable } from '../../providers/stt/index.js';
 import type { SttProvider } from '../../providers/stt/types.js';
 import { createTts } from '../../providers/tts/index.js';
@@ -26,6 +28,8 @@ import { sileroModelOwner } from './vad/silero.js';
 export interface Voice {
   deps: VoiceDeps;
   hub: VoiceHub;
+  /** Whether the recognizer exists (it is created when the first utterance needs it). */
+  sttLoaded(): boolean;
   /** The recognizer's knowledge-base model: undefined until the recognizer exists and one is built. */
   kbModel(): KbModelStatus | undefined;
   /** Checks the knowledge base now (it is polled every minute) and rebuilds the model if it changed. */
@@ -50,6 +54,8 @@ export interface VoiceWiring {
   /** Other providers (tests). */
   stt?: SttProvider;
   tts?: TtsProvider;
+  /** Fault injection: when enabled, speech recognition and synthesis are wrapped. */
+  chaos: Chaos;
 }
 
 /**
@@ -64,7 +70,7 @@ export function createVoice(w: VoiceWiring): Voice {
   const { config, log } = w;
   const v = config.voice;
   let kbModel: KnowledgeLanguageModel | undefined;
-  const stt =
+  const baseStt =
     w.stt ??
     new LazyStt(
       v.stt.provider,
@@ -83,16 +89,19 @@ export function createVoice(w: VoiceWiring): Voice {
         kbModel.start();
       },
     );
-  const tts =
+  const stt = chaosStt(baseStt, w.chaos);
+  const tts = chaosTts(
     w.tts ??
-    createTts({
-      provider: v.tts.provider,
-      voice: v.tts.voice,
-      model: v.tts.model,
-      timeoutMs: v.tts.timeoutMs,
-      baseUrl: v.openai.baseUrl,
-      apiKey: v.openai.apiKey,
-    });
+      createTts({
+        provider: v.tts.provider,
+        voice: v.tts.voice,
+        model: v.tts.model,
+        timeoutMs: v.tts.timeoutMs,
+        baseUrl: v.openai.baseUrl,
+        apiKey: v.openai.apiKey,
+      }),
+    w.chaos,
+  );
   const silero = sileroModelOwner();
   const deps: VoiceDeps = {
     chat: w.chat,
@@ -103,7 +112,7 @@ export function createVoice(w: VoiceWiring): Voice {
     tts,
     createVad: (settings) => createVoiceActivityDetector(settings, { loadModel: silero.load }),
     warm: () => {
-      if (stt instanceof LazyStt) stt.warm();
+      if (baseStt instanceof LazyStt) baseStt.warm();
     },
     metrics: w.metrics,
     log,
@@ -129,6 +138,7 @@ export function createVoice(w: VoiceWiring): Voice {
   return {
     deps,
     hub,
+    sttLoaded: () => !(baseStt instanceof LazyStt) || baseStt.created !== undefined,
     kbModel: () => kbModel?.status,
     refreshKbModel: async () => {
       await kbModel?.refresh();
