@@ -4,7 +4,7 @@
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-audit bench-chat bench-voice bench-voice-wer bench-cache services tools openapi clean
+.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-audit bench-chat bench-voice bench-voice-wer bench-cache bench-ehr services tools openapi clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -47,7 +47,7 @@ typecheck: $(STAMP)
 lint: $(STAMP) typecheck
 	npx eslint .
 	npx prettier --check .
-	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npx redocly lint --format=summary docs/openapi.json
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npx redocly lint --format=summary docs/openapi.json docs/openapi-ops.json
 
 ## Rewrite docs/openapi.json from the routes (a test fails while it differs from /openapi.json).
 openapi: $(STAMP)
@@ -66,6 +66,7 @@ bench: $(STAMP) services build
 	npx tsx bench/conversations.ts
 	npx tsx bench/knowledge.ts
 	npx tsx bench/indexing-latency.ts
+	npx tsx bench/ehr.ts
 
 ## Only the conversations benchmark (issue 3; needs PostgreSQL).
 bench-conversations: $(STAMP) services
@@ -101,6 +102,11 @@ bench-voice-wer: $(STAMP) tools
 ## Cache and flags (issue 12): flag evaluations and cached user lookups against a Map lookup.
 bench-cache: $(STAMP) services
 	npx tsx bench/admin-cache.ts
+
+## EHR (issue 13): patient summary through the service against the FHIR server called directly,
+## and the time from the provider's recovery to a CLOSED circuit breaker.
+bench-ehr: $(STAMP) services
+	npx tsx bench/ehr.ts
 
 clean:
 	rm -rf dist node_modules/.install-stamp

@@ -15,7 +15,7 @@ import { healthRoutes } from './modules/health/routes.js';
 import { knowledgeRoutes } from './modules/knowledge/routes.js';
 import { usersRoutes } from './modules/users/routes.js';
 import { configureBodies } from './platform/http/body.js';
-import { registerDocs } from './platform/http/docs.js';
+import { API_DOCS, registerDocs, type DocsInfo } from './platform/http/docs.js';
 import { registerCors } from './platform/http/cors.js';
 import { ErrorEnvelope } from './platform/http/envelope.js';
 import { registerErrorHandling } from './platform/http/error-handler.js';
@@ -49,11 +49,18 @@ export interface BuiltApp {
   routes: RegisteredRoute[];
 }
 
+export interface BaseAppOptions {
+  docs: DocsInfo;
+  /** Cross-origin requests from browsers (the API's clients; operators' tools need none). */
+  cors: boolean;
+}
+
 /**
- * The HTTP application: plugins, the route policy, the one error handler, every module. Not yet
- * ready: the caller listens (or calls `ready()`).
+ * A Fastify application with the service's plumbing and no routes: request ids, body parsing,
+ * validation, the one error handler, access logs and metrics, documentation, and the route policy
+ * (authentication, roles, rate limits). The API and the operator server are both built on it.
  */
-export async function buildApp(deps: Deps): Promise<BuiltApp> {
+export async function baseApp(deps: Deps, options: BaseAppOptions): Promise<BuiltApp> {
   const { config, metrics } = deps;
   const fastify: FastifyInstance = Fastify({
     loggerInstance: deps.log,
@@ -82,8 +89,8 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
 
   registerRequestHooks(app, deps.log, metrics);
 
-  await registerDocs(app, deps.health.version);
-  await registerCors(app, config.corsOrigins);
+  await registerDocs(app, deps.health.version, options.docs);
+  if (options.cors) await registerCors(app, config.corsOrigins);
   const routes = registerRoutePolicy(app, {
     authenticate: (token) => deps.auth.authenticate(token),
     rateLimitHook: (rule) =>
@@ -93,6 +100,16 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
           })
         : null,
   });
+  return { app, routes };
+}
+
+/**
+ * The HTTP application: plugins, the route policy, the one error handler, every module. Not yet
+ * ready: the caller listens (or calls `ready()`).
+ */
+export async function buildApp(deps: Deps): Promise<BuiltApp> {
+  const { config, metrics } = deps;
+  const { app, routes } = await baseApp(deps, { docs: API_DOCS, cors: true });
 
   healthRoutes(app, { health: deps.health, metrics, limits: config.rateLimit });
   authRoutes(app, { auth: deps.auth, users: deps.users, limits: config.rateLimit });

@@ -1,4 +1,6 @@
 import { buildApp } from './app.js';
+import { buildOpsApp } from './modules/ops/app.js';
+import type { App } from './platform/http/types.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createDeps, type Deps } from './deps.js';
 import { describeAdminError, describeRefusal, ensureAdmin } from './modules/users/bootstrap.js';
@@ -21,11 +23,27 @@ async function main(): Promise<void> {
   if (config.bootstrapAdmin !== undefined) await bootstrapAdmin(deps, config.bootstrapAdmin, log);
   const { app } = await buildApp(deps);
   installShutdown(app, deps, config.shutdownTimeoutMs);
+  await listenOps(deps, app);
   await app.listen({ host: config.host, port: config.port });
   log.info(
     { database: deps.database.kind, store: deps.kv.kind },
     `listening on http://${config.host}:${config.port}`,
   );
+}
+
+/**
+ * The operator server (spec 4.11) on OPS_HOST:OPS_PORT, closed when the API closes; OPS_PORT=off:
+ * none. A port already taken stops start-up, as the API's own port does.
+ */
+async function listenOps(deps: Deps, api: App): Promise<void> {
+  const { port, host } = deps.config.ops;
+  if (port === null) return;
+  const { app: ops } = await buildOpsApp(deps);
+  api.addHook('onClose', async () => {
+    await ops.close();
+  });
+  const address = await ops.listen({ host, port });
+  deps.log.info(`operator endpoints on ${address}`);
 }
 
 /**

@@ -20,6 +20,8 @@ const SERVICE_KEYS = [
   'DATA_DIR',
   'PORT',
   'HOST',
+  'OPS_PORT',
+  'OPS_HOST',
   'LOG_LEVEL',
   'NODE_ENV',
 ];
@@ -29,7 +31,8 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !SERVICE_KEYS.includes(key)),
   );
-  return { ...base, ...env };
+  // Services started side by side must not all claim the operator port (8001 by default).
+  return { ...base, OPS_PORT: '0', ...env };
 }
 
 export interface Spawned {

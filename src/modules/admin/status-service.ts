@@ -38,6 +38,13 @@ export class StatusService {
     };
   }
 
+  /** Open sockets per endpoint, cluster-wide when the registry is shared (no user lookups). */
+  async endpointCounts() {
+    const view = await this.registry.view();
+    const status = mergeInstances(view.entries, 0);
+    return { scope: view.scope, by_endpoint: status.by_endpoint };
+  }
+
   async metrics() {
     return { instance_id: this.registry.id, ...(await this.system.read()) };
   }

@@ -91,6 +91,43 @@ export class FlagsService {
     }));
   }
 
+  /**
+   * Sets `enabled` on several flags in one transaction (the operators' batch): every flag exists
+   * or nothing changes (404 naming the first missing one). Rows are locked in name order, so two
+   * batches touching the same flags cannot deadlock; each real change is audited as
+   * `flag.updated`. Answers the flags after the batch, in the order asked, and how many changed.
+   */
+  async setEnabled(
+    actor: FlagActor,
+    updates: readonly { name: string; enabled: boolean }[],
+    ctx: RequestContext,
+  ): Promise<{ rows: FeatureFlagRow[]; changed: number }> {
+    const ordered = [...updates].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const { rows, changed } = await this.db.transaction(async (tx) => {
+      const after = new Map<string, FeatureFlagRow>();
+      let count = 0;
+      for (const { name, enabled } of ordered) {
+        const before = await flagsRepo.lock(tx, name);
+        if (before === undefined) throw notFound(`Feature flag "${name}"`);
+        if (before.enabled === enabled) {
+          after.set(name, before);
+          continue;
+        }
+        const row = await flagsRepo.update(tx, name, { enabled, updatedAt: this.now() });
+        if (row === undefined) throw notFound(`Feature flag "${name}"`);
+        await this.record(tx, 'flag.updated', actor, name, before, row, ctx);
+        after.set(name, row);
+        count += 1;
+      }
+      return {
+        rows: updates.map((u) => after.get(u.name)).filter((r) => r !== undefined),
+        changed: count,
+      };
+    });
+    if (changed > 0) await this.forget();
+    return { rows, changed };
+  }
+
   async delete(actor: FlagActor, name: string, ctx: RequestContext): Promise<void> {
     await this.db.transaction(async (tx) => {
       const before = await flagsRepo.delete(tx, name);

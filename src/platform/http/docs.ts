@@ -9,7 +9,7 @@ const REDOC_PAGE = `<!doctype html>
   <head>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>Medical Assistant API - ReDoc</title>
+    <title>Medical Assistant Service - ReDoc</title>
   </head>
   <body>
     <redoc spec-url="/openapi.json"></redoc>
@@ -18,7 +18,7 @@ const REDOC_PAGE = `<!doctype html>
 </html>`;
 
 /** The groups operations are listed under, in this order; each module tags its routes. */
-const TAGS = [
+export const API_TAGS = [
   { name: 'auth', description: 'Registration, login, token refresh and logout' },
   { name: 'users', description: 'Own profile and password; user administration' },
   { name: 'conversations', description: 'Conversations, branches and their message threads' },
@@ -74,27 +74,45 @@ function documentHeads(document: Document): void {
   }
 }
 
+/** What a served document says about itself. */
+export interface DocsInfo {
+  title: string;
+  description: string;
+  tags: { name: string; description: string }[];
+}
+
+/** The main API's document. */
+export const API_DOCS: DocsInfo = {
+  title: 'Medical Assistant Service API',
+  description:
+    'Accounts, conversations, grounded chat, voice, knowledge base and administration. ' +
+    'Every JSON answer under /api and /conversations is the envelope ' +
+    '{ success, data, error, meta }.',
+  tags: API_TAGS,
+};
+
 /**
  * OpenAPI at /openapi.json, Swagger UI at /docs, ReDoc at /redoc. Every asset is served from npm
  * packages installed with the service; nothing is fetched from a CDN. Registered before the route
  * policy, so these routes are public.
  */
-export async function registerDocs(app: FastifyInstance, version: string): Promise<void> {
+export async function registerDocs(
+  app: FastifyInstance,
+  version: string,
+  info: DocsInfo,
+): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'Medical Assistant Service API',
+        title: info.title,
         version,
-        description:
-          'Accounts, conversations, grounded chat, voice, knowledge base and administration. ' +
-          'Every JSON answer under /api and /conversations is the envelope ' +
-          '{ success, data, error, meta }.',
+        description: info.description,
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
       // Relative: the instance that serves this document, whatever address it was reached at.
       servers: [{ url: '/', description: 'The instance serving this document' }],
-      tags: TAGS,
+      tags: info.tags,
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       },
