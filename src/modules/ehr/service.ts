@@ -189,9 +189,10 @@ export class EhrService {
     );
   }
 
-  /** Resolves when the degradation events raised so far are audited. */
+  /** Resolves when the degradation events raised so far are audited and last good values kept. */
   async idle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    await this.deps.resilience?.idle();
   }
 
   close(): Promise<void> {

@@ -39,7 +39,7 @@ export function opsDeps(deps: Deps): OpsDeps {
     voiceProbe: new VoiceHealthProbe(
       deps.voice.deps.stt,
       deps.voice.deps.tts,
-      deps.voice.sttLoaded,
+      () => deps.voice.sttLoaded(),
     ),
     metrics: deps.metrics,
     startedAt: deps.health.startedAt,

@@ -19,6 +19,14 @@ import {
   type StateListener,
 } from './breaker.js';
 
+import { MemoryLastGoodStore, type LastGood, type LastGoodStore } from './last-good-store.js';
+
+export {
+  MemoryLastGoodStore,
+  lastGoodKey,
+  type LastGood,
+  type LastGoodStore,
+} from './last-good-store.js';
 export {
   ResilienceError,
   countsAsFailure,
@@ -36,45 +44,9 @@ export {
  * stale with the time it was fetched. Nothing here logs: listeners get ids and states only.
  */
 
-/** A kept answer and when (ISO 8601) it was fetched. Values must survive JSON for a Redis store. */
-export interface LastGood<T = unknown> {
-  value: T;
-  fetchedAt: string;
-}
-
 /** What a read answers: fresh from the dependency, or the last good value while it is away. */
 export interface Labelled<T> extends LastGood<T> {
   stale: boolean;
-}
-
-/** Where last good answers are kept (the lead backs this with the two-layer cache). */
-export interface LastGoodStore {
-  get(key: string): Promise<LastGood | undefined>;
-  set(key: string, entry: LastGood, ttlMs: number): Promise<void>;
-}
-
-/** The fallback key of one kind of read (`what`: summary, labs:<code>, ...) for one patient. */
-export const lastGoodKey = (patientId: string, what: string): string =>
-  `ehr:last-good:${what}:${patientId}`;
-
-/** An in-process LastGoodStore, for tests and the embedded default. */
-export class MemoryLastGoodStore implements LastGoodStore {
-  private readonly entries = new Map<string, { entry: LastGood; expiresAt: number }>();
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  get(key: string): Promise<LastGood | undefined> {
-    const kept = this.entries.get(key);
-    if (kept !== undefined && kept.expiresAt <= this.now()) this.entries.delete(key);
-    return Promise.resolve(
-      kept !== undefined && kept.expiresAt > this.now() ? kept.entry : undefined,
-    );
-  }
-
-  set(key: string, entry: LastGood, ttlMs: number): Promise<void> {
-    this.entries.set(key, { entry, expiresAt: this.now() + ttlMs });
-    return Promise.resolve();
-  }
 }
 
 /** Why a read was answered from the fallback. */
@@ -119,6 +91,8 @@ export class Resilience {
   private readonly store: LastGoodStore;
   private readonly lastGoodTtlMs: number;
   private readonly degradationListeners = new Set<(event: DegradationEvent) => void>();
+  /** Last good values being kept: not awaited by the read (see `read`), awaited by `idle`. */
+  private readonly keeping = new Set<Promise<void>>();
   private degraded = false;
 
   constructor(options: ResilienceOptions = {}) {
@@ -229,9 +203,20 @@ export class Resilience {
       return { value: kept.value as T, fetchedAt: kept.fetchedAt, stale: true };
     }
     const fetchedAt = new Date(this.now()).toISOString();
-    // A store that fails must not fail a read that succeeded.
-    await this.store.set(key, { value, fetchedAt }, this.lastGoodTtlMs).catch(() => undefined);
+    // Kept without making the caller wait (a store round trip was a fifth of the service's own
+    // latency, BENCHMARKS.md "EHR"); a store that fails must not fail a read that succeeded. A
+    // later read on the same connection still finds it: the store answers commands in order.
+    const keeping = this.store
+      .set(key, { value, fetchedAt }, this.lastGoodTtlMs)
+      .catch(() => undefined);
+    this.keeping.add(keeping);
+    void keeping.finally(() => this.keeping.delete(keeping));
     return { value, fetchedAt, stale: false };
+  }
+
+  /** Resolves when every last good value being kept is written (or failed). */
+  async idle(): Promise<void> {
+    while (this.keeping.size > 0) await Promise.allSettled([...this.keeping]);
   }
 
   private async attempt<T>(
