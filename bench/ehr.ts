@@ -171,7 +171,7 @@ function ways(deps: Deps, baseUrl: string, caller: EhrCaller, paths: Map<string,
     },
     {
       name: '+ Resilience.read',
-      note: '+ breaker, timeout, retry policy, last good answer written to Redis',
+      note: '+ breaker, timeout, retry policy, last good answer kept in Redis (not awaited)',
       run: (id) =>
         bare.read(lastGoodKey(id, 'bench-summary'), (s) => readSummary(provider, id, s), {
           signal,

@@ -94,7 +94,7 @@ function breakdown(list: Latency[]): string[] {
   const unaudited = p50('EhrService, audit');
   const service = p50('EhrService.patientSummary');
   return [
-    `At p50 the service takes ${ms(service - direct)} more than direct: ${ms(provider - direct)} in the provider (URLs, signals, checking the resources), ${ms(resilient - provider)} in the resilience layer (mostly awaiting the last good answer's write to Redis), ${ms(unaudited - resilient)} for the flag and patient checks, and ${ms(service - unaudited)} for the audit entry: a PostgreSQL transaction of five round trips (BEGIN, the chain's advisory lock, the last entry, the insert, a COMMIT that waits for the WAL flush), the largest cost and the one that follows the database's load. The p95 adds the tails of the audit entry and of the Redis write to that of the FHIR answers.`,
+    `At p50 the service takes ${ms(service - direct)} more than direct: ${ms(provider - direct)} in the provider (URLs, signals, checking the resources), ${ms(resilient - provider)} in the resilience layer (breaker, timeout and retry policies; the last good answer's write to Redis is not awaited), ${ms(unaudited - resilient)} for the flag and patient checks, and ${ms(service - unaudited)} for the audit entry: a PostgreSQL transaction of five round trips (BEGIN, the chain's advisory lock, the last entry, the insert, a COMMIT that waits for the WAL flush), the largest cost and the one that follows the database's load. The p95 adds the tail of the audit entry to that of the FHIR answers.`,
   ];
 }
 
