@@ -479,6 +479,74 @@ describe('fault injection through the operator server (CHAOS_ENABLED=true)', () 
   });
 });
 
+describe('two instances on one Redis: voice sessions and feature switches seen by both', () => {
+  let one: TestApp;
+  let two: TestApp;
+  let opsTwo: App;
+  let admin: TestUser;
+  let clinician: TestUser;
+
+  beforeAll(async () => {
+    const fast = { WS_REGISTRY_REFRESH_MS: '200', WS_REGISTRY_TTL_MS: '2000' };
+    one = await createTestApp({ env: fast });
+    two = await createTestApp({
+      env: fast,
+      shared: {
+        databaseUrl: one.deps.config.databaseUrl ?? '',
+        redisPrefix: one.deps.config.redisPrefix,
+      },
+    });
+    opsTwo = (await buildOpsApp(two.deps)).app;
+    await opsTwo.ready();
+    admin = await createUser(one.app, one.deps, { admin: true });
+    clinician = await createUser(one.app, one.deps);
+  });
+  afterAll(async () => {
+    await opsTwo.close();
+    await two.close();
+    await one.close();
+  });
+
+  it('counts a voice socket on the first instance in the second one’s operator answer', async () => {
+    const port = await listenLocal(one.app);
+    const sessions = () =>
+      opsTwo
+        .inject({ method: 'GET', url: '/api/admin/voice/sessions', headers: bearer(admin.access) })
+        .then((r) => dataOf(r));
+    const socket = await ChatClient.open(port, clinician.access, '/api/realtime');
+    expect(await until(sessions, (s) => s.active_count === 1)).toMatchObject({
+      active_count: 1,
+      scope: 'cluster',
+      by_endpoint: { '/api/voice/pipeline-ws': 0, '/api/realtime': 1 },
+      instance_count: 0,
+    });
+    socket.ws.close();
+    await socket.closed;
+    expect(await until(sessions, (s) => s.active_count === 0)).toMatchObject({ active_count: 0 });
+  });
+
+  it('a switch thrown on the second instance’s operator port reaches the first instance', async () => {
+    await one.deps.flags.create(
+      admin,
+      { name: 'ehr.read', enabled: false, description: 'EHR reads', rolloutPercentage: 100 },
+      SYSTEM_CONTEXT,
+    );
+    expect(await one.deps.flags.isEnabled('ehr.read', clinician.id)).toBe(false);
+    const res = await opsTwo.inject({
+      method: 'POST',
+      url: '/api/admin/features',
+      headers: bearer(admin.access),
+      payload: { feature: 'ehr.read', enabled: true },
+    });
+    expect(dataOf(res)).toMatchObject({ changed: 1 });
+    const seen = await until(
+      () => one.deps.flags.isEnabled('ehr.read', clinician.id),
+      (on) => on,
+    );
+    expect(seen).toBe(true);
+  });
+});
+
 describe('the operator server as a process runs on its own port', () => {
   let env: Backends;
   let service: RunningService;
