@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SYSTEM_CONTEXT } from '../src/modules/audit/service.js';
 import type { EhrCaller } from '../src/modules/ehr/service.js';
 import type { ChaosDependency } from '../src/platform/chaos.js';
-import { createTestApp, type TestApp } from './helpers/app.js';
-import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
-import { FhirTestServer } from './helpers/fhir-server.js';
+import type { TestApp } from './helpers/app.js';
+import { bearer, dataOf, type TestUser } from './helpers/factories.js';
+import { startEhrApp, type EhrTestApp } from './helpers/ehr-app.js';
+import type { FhirTestServer } from './helpers/fhir-server.js';
 import { silence, speak } from './helpers/speech-audio.js';
 import { ChatClient, listenLocal, type Frame } from './helpers/ws-client.js';
 
@@ -16,11 +16,11 @@ import { ChatClient, listenLocal, type Frame } from './helpers/ws-client.js';
  * STT_ERROR and TTS_ERROR over a real voice socket (Silero VAD, PocketSphinx, Flite).
  */
 
-const BEARER = 'chaos-test-token';
 /** 100 ms of PCM16 at 16 kHz. */
 const FRAME = 3200;
 
 describe('chaos (fault injection)', () => {
+  let ehr: EhrTestApp;
   let server: FhirTestServer;
   let t: TestApp;
   let user: TestUser;
@@ -69,29 +69,12 @@ describe('chaos (fault injection)', () => {
     client.next((f) => f.type === 'error', timeoutMs).then((f: Frame) => f.code);
 
   beforeAll(async () => {
-    server = await FhirTestServer.start({
-      auth: { bearer: BEARER },
-      seed: { patients: 1, seed: 3 },
+    ehr = await startEhrApp({
+      env: { CHAOS_ENABLED: 'true', EHR_BREAKER_HALF_OPEN_AFTER_MS: '200', EHR_TIMEOUT_MS: '2000' },
+      flags: ['ehr.read'],
     });
-    patient = server.seeded.patientIds[0] ?? '';
-    t = await createTestApp({
-      env: {
-        CHAOS_ENABLED: 'true',
-        FHIR_BASE_URL: server.baseUrl,
-        FHIR_AUTH: 'bearer',
-        FHIR_BEARER_TOKEN: BEARER,
-        EHR_ALLOWED_PATIENTS: patient,
-        EHR_BREAKER_HALF_OPEN_AFTER_MS: '200',
-        EHR_TIMEOUT_MS: '2000',
-      },
-    });
-    const admin = await createUser(t.app, t.deps, { admin: true });
-    await t.deps.flags.create(
-      admin,
-      { name: 'ehr.read', enabled: true, description: 'EHR reads', rolloutPercentage: 100 },
-      SYSTEM_CONTEXT,
-    );
-    user = await createUser(t.app, t.deps);
+    ({ server, t, patient } = ehr);
+    user = ehr.clinician;
     clinician = { id: user.id, email: user.email };
     port = await listenLocal(t.app);
     question = await speak('what is the first drug treatment for type two diabetes');
@@ -103,8 +86,7 @@ describe('chaos (fault injection)', () => {
     await Promise.all(open.map((c) => c.closed));
   });
   afterAll(async () => {
-    await t.close();
-    await server.stop();
+    await ehr.close();
   });
 
   it('is enabled from CHAOS_ENABLED, with every fault zero', () => {

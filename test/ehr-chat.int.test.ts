@@ -1,9 +1,9 @@
 import type { Bundle, MedicationRequest, Observation } from '@medplum/fhirtypes';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SYSTEM_CONTEXT } from '../src/modules/audit/service.js';
-import { createTestApp, type TestApp } from './helpers/app.js';
-import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
-import { FhirTestServer } from './helpers/fhir-server.js';
+import type { TestApp } from './helpers/app.js';
+import { bearer, dataOf, type TestUser } from './helpers/factories.js';
+import { EHR_TEST_BEARER, startEhrApp, type EhrTestApp } from './helpers/ehr-app.js';
+import type { FhirTestServer } from './helpers/fhir-server.js';
 import { silence, speak } from './helpers/speech-audio.js';
 import { ChatClient, listenLocal, newConversation, type Frame } from './helpers/ws-client.js';
 
@@ -14,7 +14,6 @@ import { ChatClient, listenLocal, newConversation, type Frame } from './helpers/
  * the tools and states what they returned. A write is never cancelled once sent.
  */
 
-const BEARER = 'ehr-chat-test-token';
 const VOICE_PATH = '/api/voice/pipeline-ws';
 /** 100 ms of PCM16 at 16 kHz. */
 const FRAME = 3200;
@@ -36,6 +35,7 @@ interface Message {
 }
 
 describe('the chat engine answering patient questions through the EHR tools', () => {
+  let ehr: EhrTestApp;
   let server: FhirTestServer;
   let t: TestApp;
   let clinician: TestUser;
@@ -51,7 +51,7 @@ describe('the chat engine answering patient questions through the EHR tools', ()
   /** A FHIR search on the test server itself, all pages' worth in one (small data). */
   const search = async <T>(query: string): Promise<T[]> => {
     const res = await fetch(`${server.baseUrl}/${query}&_count=1000`, {
-      headers: { authorization: `Bearer ${BEARER}` },
+      headers: { authorization: `Bearer ${EHR_TEST_BEARER}` },
     });
     expect(res.status).toBe(200);
     const bundle = (await res.json()) as Bundle;
@@ -86,28 +86,8 @@ describe('the chat engine answering patient questions through the EHR tools', ()
   };
 
   beforeAll(async () => {
-    server = await FhirTestServer.start({
-      auth: { bearer: BEARER },
-      seed: { patients: 2, seed: 13 },
-    });
-    patient = server.seeded.patientIds[0] ?? '';
-    t = await createTestApp({
-      env: {
-        FHIR_BASE_URL: server.baseUrl,
-        FHIR_AUTH: 'bearer',
-        FHIR_BEARER_TOKEN: BEARER,
-        EHR_ALLOWED_PATIENTS: patient,
-      },
-    });
-    const admin = await createUser(t.app, t.deps, { admin: true });
-    clinician = await createUser(t.app, t.deps);
-    for (const name of ['ehr.read', 'ehr.write']) {
-      await t.deps.flags.create(
-        admin,
-        { name, enabled: true, description: name, rolloutPercentage: 100 },
-        SYSTEM_CONTEXT,
-      );
-    }
+    ehr = await startEhrApp({ patients: 2, seed: 13 });
+    ({ server, t, patient, clinician } = ehr);
     port = await listenLocal(t.app);
   });
   afterEach(async () => {
@@ -117,8 +97,7 @@ describe('the chat engine answering patient questions through the EHR tools', ()
     await Promise.all(open.map((c) => c.closed));
   });
   afterAll(async () => {
-    await t.close();
-    await server.stop();
+    await ehr.close();
   });
 
   it("names the patient's active medications, with tool frames and the call stored", async () => {

@@ -8,12 +8,12 @@ import type { RegisteredRoute } from '../src/platform/http/route-policy.js';
 import type { App } from '../src/platform/http/types.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, errorOf, type TestUser } from './helpers/factories.js';
-import { FhirTestServer } from './helpers/fhir-server.js';
+import { startEhrApp, type EhrTestApp } from './helpers/ehr-app.js';
+import type { FhirTestServer } from './helpers/fhir-server.js';
 import { freePort, httpGet } from './helpers/process.js';
 import { backends, startService, type Backends, type RunningService } from './helpers/service.js';
 import { ChatClient, listenLocal } from './helpers/ws-client.js';
 
-const BEARER = 'ops-test-token';
 const TEST_CODE = { system: 'http://loinc.org', code: '72514-3' };
 
 /** Polls `read` until `done` holds (sockets register asynchronously). */
@@ -27,6 +27,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
 }
 
 describe('operator endpoints (spec 4.11) with an EHR over a real FHIR server', () => {
+  let ehr: EhrTestApp;
   let server: FhirTestServer;
   let t: TestApp;
   let ops: App;
@@ -41,36 +42,16 @@ describe('operator endpoints (spec 4.11) with an EHR over a real FHIR server', (
     ops.inject({ method: 'POST', url, payload: payload as object, headers: bearer(token) });
 
   beforeAll(async () => {
-    server = await FhirTestServer.start({
-      auth: { bearer: BEARER },
-      seed: { patients: 1, seed: 3 },
+    ehr = await startEhrApp({
+      env: { EHR_BREAKER_HALF_OPEN_AFTER_MS: '60000', EHR_TIMEOUT_MS: '2000' },
     });
-    patient = server.seeded.patientIds[0] ?? '';
-    t = await createTestApp({
-      env: {
-        FHIR_BASE_URL: server.baseUrl,
-        FHIR_BEARER_TOKEN: BEARER,
-        EHR_ALLOWED_PATIENTS: patient,
-        EHR_BREAKER_HALF_OPEN_AFTER_MS: '60000',
-        EHR_TIMEOUT_MS: '2000',
-      },
-    });
+    ({ server, t, patient, admin, clinician } = ehr);
     ({ app: ops, routes } = await buildOpsApp(t.deps));
     await ops.ready();
-    admin = await createUser(t.app, t.deps, { admin: true });
-    clinician = await createUser(t.app, t.deps);
-    for (const name of ['ehr.read', 'ehr.write']) {
-      await t.deps.flags.create(
-        admin,
-        { name, enabled: true, description: name, rolloutPercentage: 100 },
-        SYSTEM_CONTEXT,
-      );
-    }
   });
   afterAll(async () => {
     await ops.close();
-    await t.close();
-    await server.stop();
+    await ehr.close();
   });
 
   it('answers provider health as bare objects; emotion and backchannel say they do not exist', async () => {

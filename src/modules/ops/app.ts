@@ -36,10 +36,8 @@ export function opsDeps(deps: Deps): OpsDeps {
     chaos: deps.chaos,
     llm: deps.chat.llm,
     voiceHub: deps.voice.hub,
-    voiceProbe: new VoiceHealthProbe(
-      deps.voice.deps.stt,
-      deps.voice.deps.tts,
-      () => deps.voice.sttLoaded(),
+    voiceProbe: new VoiceHealthProbe(deps.voice.deps.stt, deps.voice.deps.tts, () =>
+      deps.voice.sttLoaded(),
     ),
     metrics: deps.metrics,
     startedAt: deps.health.startedAt,
