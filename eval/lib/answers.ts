@@ -4,7 +4,7 @@ import type { Passage } from '../../src/providers/llm/types.js';
 /** A question of eval/answers.json: answerable (doc_key, answer_contains) or off-topic. */
 export interface AnswerQuestion {
   id: string;
-  split: 'dev' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4';
+  split: 'dev' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4' | 'heldout5';
   question: string;
   doc_key?: string;
   /** The asked-for fact: an exact substring the answer must carry. */
@@ -15,7 +15,8 @@ export interface AnswerQuestion {
 
 /**
  * The splits reported. `tune` (dev, heldout, heldout2 and heldout3: all four seen, now tuned on)
- * is what every tuning decision is made on; `heldout4` is blind; `all` is every question.
+ * is what every tuning decision is made on; `heldout4` (seen since its report) and `heldout5`
+ * (blind, for the report after the next model change) stay out of it; `all` is every question.
  */
 export const SPLITS = [
   'tune',
@@ -24,6 +25,7 @@ export const SPLITS = [
   'heldout2',
   'heldout3',
   'heldout4',
+  'heldout5',
   'all',
 ] as const;
 
