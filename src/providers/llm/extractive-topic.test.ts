@@ -13,6 +13,17 @@ describe('looksLikeTopic', () => {
     expect(looksLikeTopic('methotrexate', false)).toBe(true);
   });
 
+  it('takes the names of the clinical vocabulary for topics, whatever they look like', () => {
+    for (const word of ['measles', 'gout', 'scabies', 'mumps', 'Gout', 'post-measles']) {
+      expect(looksLikeTopic(word, false)).toBe(true);
+    }
+    expect(looksLikeTopic('Measles', true)).toBe(true);
+    // Ordinary words, even medical ones, are not in it.
+    for (const word of ['fever', 'cough', 'tablet', 'flight']) {
+      expect(looksLikeTopic(word, false)).toBe(false);
+    }
+  });
+
   it('leaves ordinary words, short look-alikes, acronyms and the first word alone', () => {
     for (const word of ['antidote', 'kilo', 'going', 'rate', 'line', 'together', 'GP', 'MART']) {
       expect(looksLikeTopic(word, false)).toBe(false);

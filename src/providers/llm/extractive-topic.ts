@@ -3,11 +3,14 @@
  * question the knowledge base does not cover is most often about a topic no passage names
  * ("lithium", "glaucoma", "Parkinson"), while an answerable one reworded in lay terms misses
  * ordinary words ("kilo", "antidote", "going"). Both are absent from every passage; only the first
- * says the topic is not covered. Told apart by form alone, as no vocabulary of the corpus reaches
- * the model: a word written with a capital inside the question (a proper name), or one ending as
- * clinical names end (-itis, -osis, -oma, -aemia, -ism, -pathy, ... and, for longer words, -ine,
- * -ate, -ium, -ol as drugs and chemicals do).
+ * says the topic is not covered. Told apart without any vocabulary of the corpus: a word of the
+ * general clinical vocabulary of clinical-names.ts ("measles", "gout", "lithium"), a word written
+ * with a capital inside the question (a proper name), or one ending as clinical names end (-itis,
+ * -osis, -oma, -aemia, -ism, -pathy, ... and, for longer words, -ine, -ate, -ium, -ol as drugs and
+ * chemicals do).
  */
+
+import { CLINICAL_NAMES } from './clinical-names.js';
 
 const CLINICAL_ENDING =
   /(?:itis|osis|oma|omas|aemia|emia|ism|isms|pathy|plasty|ectomy|axis|iasis|pox|algia|cillin|mycin|cycline|azole|pril|sartan|olol|mab|vir)$/;
@@ -23,6 +26,7 @@ const NAME = /^\p{Lu}\p{Ll}{3,}$/u;
 export function looksLikeTopic(written: string, first: boolean): boolean {
   if (!first && NAME.test(written)) return true;
   const word = written.toLowerCase();
+  if (word.split(/[-/&]/).some((part) => CLINICAL_NAMES.has(part))) return true;
   if (CLINICAL_ENDING.test(word)) return true;
   return word.length >= 7 && LONG_ENDING.test(word);
 }
