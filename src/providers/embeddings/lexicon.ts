@@ -11,6 +11,7 @@
  * Everyday words for clinical concepts ("jab", "finger-prick", "rehab") are in lexicon-lay.ts.
  */
 import { LAY_TERMS } from './lexicon-lay.js';
+import { PHRASING } from './lexicon-phrasing.js';
 
 const CORE: Readonly<Record<string, string>> = {
   'heart attack': 'myocardial infarction',
@@ -130,4 +131,4 @@ const CORE: Readonly<Record<string, string>> = {
 };
 
 /** Lay or alternative wording → the term clinical text usually uses (both kept). */
-export const SYNONYMS: Readonly<Record<string, string>> = { ...CORE, ...LAY_TERMS };
+export const SYNONYMS: Readonly<Record<string, string>> = { ...CORE, ...LAY_TERMS, ...PHRASING };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LAY_TERMS } from './lexicon-lay.js';
+import { PHRASING } from './lexicon-phrasing.js';
 import { SYNONYMS } from './lexicon.js';
 import { analyse, expansions, fold, stem, tokenize } from './text.js';
 
@@ -57,8 +58,20 @@ describe('text analysis', () => {
     ]);
   });
 
+  it('expands everyday phrasing into the words guidelines use', () => {
+    expect(expansions(tokenize('does it raise the chance of a fall'))).toEqual([
+      ['increase'],
+      ['risk'],
+    ]);
+    expect(expansions(tokenize('can the two be taken together'))).toEqual([
+      ['combine', 'combination'],
+    ]);
+    expect(expansions(tokenize('should it be done again'))).toEqual([['repeat']]);
+  });
+
   it('writes every lexicon key as the tokens it is matched against', () => {
     expect(Object.keys(LAY_TERMS).length).toBeGreaterThanOrEqual(100);
+    expect(Object.keys(SYNONYMS)).toEqual(expect.arrayContaining(Object.keys(PHRASING)));
     for (const [key, value] of Object.entries(SYNONYMS)) {
       expect(tokenize(key).join(' ')).toBe(key);
       expect(tokenize(value).join(' ')).toBe(value);
