@@ -4,7 +4,7 @@ import { retrievePassages } from '../src/modules/chat/retrieval.js';
 import type { SearchService } from '../src/modules/knowledge/search.js';
 import { HashedEmbeddings } from '../src/providers/embeddings/hashed.js';
 import { ExtractiveProvider, NO_ANSWER } from '../src/providers/llm/extractive.js';
-import type { ExtractiveTuning } from '../src/providers/llm/extractive-answer.js';
+import { DEFAULT_TUNING, type ExtractiveTuning } from '../src/providers/llm/extractive-answer.js';
 import type { Passage } from '../src/providers/llm/types.js';
 import {
   HEADER,
@@ -30,7 +30,8 @@ import { indexCorpus } from './lib/pipeline.js';
  * heldout2, heldout3); `heldout4` was for the last report and `heldout5` is blind, for the next:
  * neither is tuned on.
  *
- *   npx tsx eval/answers.ts [--misses] [--sweep] [--threshold 0.37] [--passages 8] [--split tune]
+ *   npx tsx eval/answers.ts [--misses] [--sweep] [--threshold 0.37] [--set knob=value]...
+ *     [--passages 8] [--split tune]
  */
 
 const here = import.meta.dirname;
@@ -97,6 +98,8 @@ async function main(): Promise<void> {
       misses: { type: 'boolean', default: false },
       sweep: { type: 'boolean', default: false },
       threshold: { type: 'string' },
+      /** Other knobs of ExtractiveTuning, `--set plainAbsentWeight=1.5` (repeatable). */
+      set: { type: 'string', multiple: true, default: [] },
       passages: { type: 'string', default: '8' },
       /** `tune` while tuning: heldout4 and heldout5 are for the report only. */
       split: { type: 'string' },
@@ -117,6 +120,11 @@ async function main(): Promise<void> {
     }
     const tuning: Partial<ExtractiveTuning> = {};
     if (values.threshold !== undefined) tuning.threshold = Number(values.threshold);
+    for (const knob of values.set) {
+      const [key, value] = knob.split('=');
+      if (key === undefined || !(key in DEFAULT_TUNING)) throw new Error(`unknown knob: ${knob}`);
+      Object.assign(tuning, { [key]: Number(value) });
+    }
     const provider = new ExtractiveProvider({ tuning });
     const answers: string[] = [];
     for (const [i, q] of questions.entries()) {
