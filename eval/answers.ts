@@ -13,6 +13,7 @@ import {
   row,
   tally,
   type AnswerQuestion,
+  BLIND_SPLIT,
   inSplit,
   SPLITS,
   type Judged,
@@ -26,12 +27,12 @@ import { indexCorpus } from './lib/pipeline.js';
  * from `retrievePassages` (hybrid search, as a chat turn retrieves them), the answer streamed by
  * `ExtractiveProvider`. Per split: answerable questions whose answer carries the asked-for fact,
  * citation precision (each quoted sentence is in the passage its marker cites), refusals of
- * off-topic questions and false refusals of answerable ones. Tune on `tune` only (dev, heldout,
- * heldout2, heldout3); `heldout4` was for the last report and `heldout5` is blind, for the next:
- * neither is tuned on.
+ * off-topic questions and false refusals of answerable ones. Tune on `tune` only (dev and
+ * heldout to heldout5); `heldout6` is blind, for the next report: its questions are answered
+ * only with `--blind`, once, after the model change is final.
  *
  *   npx tsx eval/answers.ts [--misses] [--sweep] [--threshold 0.37] [--set knob=value]...
- *     [--passages 8] [--split tune]
+ *     [--passages 8] [--split tune] [--blind]
  */
 
 const here = import.meta.dirname;
@@ -82,7 +83,7 @@ async function retrieveAll(
 
 /** The tuning questions answered wrong: no fact, or an off-topic one answered. */
 function printMisses(questions: readonly AnswerQuestion[], answers: string[], judged: Judged[]) {
-  console.log('\ntuning misses (dev, heldout, heldout2, heldout3)');
+  console.log('\ntuning misses (dev, heldout to heldout5)');
   questions.forEach((q, i) => {
     const j = judged[i];
     if (!inSplit(q, 'tune') || j === undefined) return;
@@ -101,11 +102,15 @@ async function main(): Promise<void> {
       /** Other knobs of ExtractiveTuning, `--set plainAbsentWeight=1.5` (repeatable). */
       set: { type: 'string', multiple: true, default: [] },
       passages: { type: 'string', default: '8' },
-      /** `tune` while tuning: heldout4 and heldout5 are for the report only. */
+      /** `tune` while tuning. */
       split: { type: 'string' },
+      /** Also answer the blind split (for the report only). */
+      blind: { type: 'boolean', default: false },
     },
   });
-  const questions = await loadAnswerQuestions(join(here, 'answers.json'));
+  const questions = (await loadAnswerQuestions(join(here, 'answers.json'))).filter(
+    (q) => values.blind || q.split !== BLIND_SPLIT,
+  );
   const embeddings = new HashedEmbeddings({ dimensions: 768 });
   const pipeline = await indexCorpus(join(here, 'corpus'), embeddings);
   try {
@@ -131,7 +136,10 @@ async function main(): Promise<void> {
       answers.push(await answerOf(provider, q.question, passages[i] ?? []));
     }
     console.log(`${questions.length} questions, ${limit} passages each; model ${provider.model}`);
-    const splits = values.split === undefined ? SPLITS : [values.split];
+    const splits =
+      values.split !== undefined
+        ? [values.split]
+        : SPLITS.filter((s) => values.blind || s !== BLIND_SPLIT);
     const judged = report(questions, answers, passages, splits);
     if (values.misses) printMisses(questions, answers, judged);
   } finally {
