@@ -22,26 +22,11 @@ export interface AnswerQuestion {
  * its questions are not even answered unless `--blind` asks for them (eval/answers.ts), so no run
  * while tuning can show it. `all` is every question answered.
  */
-export const SPLITS = [
-  'tune',
-  'dev',
-  'heldout',
-  'heldout2',
-  'heldout3',
-  'heldout4',
-  'heldout5',
-  BLIND_SPLIT,
-  'all',
-] as const;
+const SEEN = ['dev', 'heldout', 'heldout2', 'heldout3', 'heldout4', 'heldout5'] as const;
 
-const TUNING: ReadonlySet<string> = new Set([
-  'dev',
-  'heldout',
-  'heldout2',
-  'heldout3',
-  'heldout4',
-  'heldout5',
-]);
+export const SPLITS = ['tune', ...SEEN, BLIND_SPLIT, 'all'] as const;
+
+const TUNING: ReadonlySet<string> = new Set(SEEN);
 
 /** Whether a question belongs to a split name of `SPLITS` (or to that one split). */
 export function inSplit(q: AnswerQuestion, split: string): boolean {
