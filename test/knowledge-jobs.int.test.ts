@@ -255,3 +255,28 @@ describe.each(['postgres', 'pglite'] as const)('knowledge job retries (%s)', (ba
     expect(errorOf(again, 409).code).toBe('CONFLICT');
   });
 });
+
+describe.each(['postgres', 'pglite'] as const)('knowledge job shutdown (%s)', (backend) => {
+  let kb: KbApp;
+
+  beforeAll(async () => {
+    kb = await createKbApp({ backend, env: { KB_WORKER_ENABLED: 'false' } });
+  });
+  afterAll(async () => {
+    await kb.close();
+  });
+
+  it('a stop that comes while a job is being claimed releases it, no retry spent', async () => {
+    const token = kb.admin.access;
+    const text = sampleText('shutdown', 'Claimed At Shutdown');
+    const doc = await uploadNew(kb.app, token, { file: text, title: 'Claimed at shutdown' });
+    const { indexer } = kb.deps.knowledge;
+    // run() has checked that it may start and is claiming the job when the stop comes.
+    const outcome = indexer.run(jobOf(doc).id);
+    indexer.stop();
+    expect(await outcome).toEqual({ kind: 'released' });
+    const job = await getJob(kb.app, token, jobOf(doc).id);
+    expect(job).toMatchObject({ state: 'pending', retry_count: 0 });
+    expect(await chunkRows(kb.deps, doc.id)).toBe(0);
+  });
+});

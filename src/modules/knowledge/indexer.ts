@@ -81,6 +81,7 @@ export class Indexer {
     if (document === undefined) return { kind: 'skipped' };
     const watch = new JobWatch(db, job.id, this.options);
     this.running.set(job.id, watch);
+    this.abortIfStopping(watch);
     try {
       await this.cleanUp(job.id);
       if (!(await documentsRepo.markProcessing(db, document.id, job.id))) throw new JobLost();
@@ -91,6 +92,11 @@ export class Indexer {
       watch.stop();
       this.running.delete(job.id);
     }
+  }
+
+  /** A stop that came while the job was being claimed found no watch to abort: released too. */
+  private abortIfStopping(watch: JobWatch): void {
+    if (this.stopping) watch.abort(new ShuttingDown());
   }
 
   /** Stops taking jobs and stops the running ones; each is released for another runner. */

@@ -22,6 +22,8 @@ export interface Knowledge {
   search: SearchService;
   vectors: VectorStore;
   worker: IndexingWorker;
+  /** What the worker runs each job with. */
+  indexer: Indexer;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ export async function createKnowledge(
     ),
     vectors,
     worker,
+    indexer: indexing.indexer,
     close: () => indexing.close(),
   };
 }
@@ -111,6 +114,7 @@ export function searchInvalidator(cache: LayeredCache, log: Logger): () => Promi
 
 export interface Indexing {
   worker: IndexingWorker;
+  indexer: Indexer;
   pool: ExtractionPool;
   /** Stops the worker (running jobs are released) and the extraction threads, within the shutdown deadline. */
   close(): Promise<void>;
@@ -144,6 +148,7 @@ export function createIndexing(config: Config, parts: IndexingParts): Indexing {
   const worker = new IndexingWorker(parts.db, queue, indexer, parts.log, jobs.sweepMs);
   return {
     worker,
+    indexer,
     pool,
     close: async () => {
       // Bounded: a job that cannot be released in time keeps its lease, which then lapses.
