@@ -9,9 +9,10 @@ import type { Passage } from '../../src/providers/llm/types.js';
 import type { AnswerQuestion } from './answers.js';
 
 /**
- * The extractive model's knobs swept on tuning questions only (dev, heldout, heldout2, heldout3). For each setting of the weights, each
- * question's answer (threshold 0) and best sentence score are computed once; an answer under a
- * threshold t is that answer when the best score reaches t, else a refusal. A question is right
+ * The extractive model's knobs swept on the tuning split only (`tune`, eval/lib/answers.ts). For
+ * each setting of the weights, each question's answer (threshold 0) and best sentence score are
+ * computed once; an answer under a threshold t is that answer when the best score reaches t, else
+ * a refusal. A question is right
  * when an answerable one carries its fact and an off-topic one is refused. The threshold reported
  * for a setting is the middle of its widest run of thresholds (step 0.01) with the most right.
  */
