@@ -157,7 +157,8 @@ Written by \`bench/chat.ts\`; edit the script, not this section.
   chat pub/sub and answer streams on Redis, the embedded vector index, the offline hashed
   embeddings and the offline extractive model, as deployed without an LLM endpoint. Settings are the
   defaults except those below. Wrappers around the chat engine's collaborators time each turn's
-  steps (bench instrumentation; \`src/\` is not changed).
+  steps and take every search past the search cache, so that each costs what a new question's
+  does (bench instrumentation; \`src/\` is not changed).
 - Knowledge base: ${String(r.seed.documents)} synthetic guideline documents (\`bench/lib/chat-corpus.ts\`:
   24 conditions with their drugs, tests and populations; dosing, monitoring, referral and
   counselling sentences), uploaded over HTTP to \`POST /api/admin/kb/documents\` and indexed by the
