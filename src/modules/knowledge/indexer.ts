@@ -55,11 +55,10 @@ export type RunOutcome =
 type Batch = Extract<ExtractionEvent, { type: 'batch' }>;
 
 /**
- * Runs one indexing job: the extraction threads read the original, extract, chunk and embed;
- * this thread stores chunks and vectors a batch at a time with progress, then makes the new
- * chunks live in one transaction. Errors retry with backoff while `retry_count < max_retries`; a
- * document that cannot be read (encrypted, corrupt, no text, over a budget) fails at once, since
- * retrying cannot help. A job deleted or superseded meanwhile is stopped within `watchMs`; on
+ * Runs one indexing job: threads read, extract, chunk and embed the original; this thread stores
+ * chunks and vectors a batch at a time, then makes them live in one transaction. Errors retry with
+ * backoff while `retry_count < max_retries`; an unreadable document (encrypted, corrupt, no text,
+ * over a budget) fails at once. A job deleted or superseded is stopped within `watchMs`; on
  * shutdown, running jobs are released for the next runner.
  */
 export class Indexer {
@@ -79,9 +78,9 @@ export class Indexer {
     this.deps.states.reached('running');
     const document = await documentsRepo.find(db, job.documentId);
     if (document === undefined) return { kind: 'skipped' };
-    const watch = new JobWatch(db, job.id, this.options);
+    // A stop that came while the job was being claimed found no watch to abort: it starts aborted.
+    const watch = new JobWatch(db, job.id, this.options, this.stopping);
     this.running.set(job.id, watch);
-    this.abortIfStopping(watch);
     try {
       await this.cleanUp(job.id);
       if (!(await documentsRepo.markProcessing(db, document.id, job.id))) throw new JobLost();
@@ -92,11 +91,6 @@ export class Indexer {
       watch.stop();
       this.running.delete(job.id);
     }
-  }
-
-  /** A stop that came while the job was being claimed found no watch to abort: released too. */
-  private abortIfStopping(watch: JobWatch): void {
-    if (this.stopping) watch.abort(new ShuttingDown());
   }
 
   /** Stops taking jobs and stops the running ones; each is released for another runner. */

@@ -33,7 +33,9 @@ export class JobWatch {
   private readonly controller = new AbortController();
   private readonly timers: NodeJS.Timeout[];
 
-  constructor(db: Db, jobId: string, options: WatchOptions) {
+  /** `stopping`: the process is shutting down already; the run is aborted from the start. */
+  constructor(db: Db, jobId: string, options: WatchOptions, stopping = false) {
+    if (stopping) this.abort(new ShuttingDown());
     const lost = (running: boolean) => {
       if (!running) this.abort(new JobLost());
     };
