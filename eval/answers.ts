@@ -108,6 +108,9 @@ async function main(): Promise<void> {
       blind: { type: 'boolean', default: false },
     },
   });
+  if (values.split === BLIND_SPLIT && !values.blind) {
+    throw new Error(`${BLIND_SPLIT} is blind: answered only with --blind, for the report`);
+  }
   const questions = (await loadAnswerQuestions(join(here, 'answers.json'))).filter(
     (q) => values.blind || q.split !== BLIND_SPLIT,
   );
@@ -126,8 +129,11 @@ async function main(): Promise<void> {
     const tuning: Partial<ExtractiveTuning> = {};
     if (values.threshold !== undefined) tuning.threshold = Number(values.threshold);
     for (const knob of values.set) {
-      const [key, value] = knob.split('=');
-      if (key === undefined || !(key in DEFAULT_TUNING)) throw new Error(`unknown knob: ${knob}`);
+      const [key = '', value = ''] = knob.split('=');
+      if (!Object.hasOwn(DEFAULT_TUNING, key)) throw new Error(`unknown knob: ${knob}`);
+      if (value.trim() === '' || !Number.isFinite(Number(value))) {
+        throw new Error(`not a number: ${knob}`);
+      }
       Object.assign(tuning, { [key]: Number(value) });
     }
     const provider = new ExtractiveProvider({ tuning });
