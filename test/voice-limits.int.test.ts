@@ -28,7 +28,12 @@ describe('voice limits and the knowledge-base model', () => {
 
   beforeAll(async () => {
     t = await createTestApp({
-      env: { VOICE_MAX_UTTERANCE_MS: '1500', VOICE_IDLE_TIMEOUT_MS: '1500' },
+      env: {
+        VOICE_MAX_UTTERANCE_MS: '1500',
+        VOICE_IDLE_TIMEOUT_MS: '1500',
+        // Latency added to the model by one test (chaos is otherwise off: no fault is set).
+        CHAOS_ENABLED: 'true',
+      },
     });
     admin = await createUser(t.app, t.deps, { admin: true });
     user = await createUser(t.app, t.deps);
@@ -61,6 +66,26 @@ describe('voice limits and the knowledge-base model', () => {
     const words = String(transcript.text).split(/\s+/).filter(Boolean);
     expect(words.length).toBeGreaterThan(0);
     expect(words.length).toBeLessThan(12);
+  });
+
+  it('keeps a socket open while its answer takes longer than the idle time', async () => {
+    t.deps.chaos.set('llm', { latency_ms: 4000, error_rate: 0 });
+    try {
+      const client = await connect();
+      const audio = Buffer.concat([await speak('what is metformin'), silence(1200)]);
+      for (let at = 0; at < audio.length; at += FRAME) {
+        client.send({
+          type: 'audio.input',
+          audio: audio.subarray(at, at + FRAME).toString('base64'),
+        });
+      }
+      // Nothing more is sent: 4 s in PROCESSING are the server's wait, not the client's silence.
+      const done = await client.next((f) => f.type === 'response.complete', 20_000);
+      expect(done.interrupted).toBe(false);
+      expect(client.frames.filter((f) => f.type === 'error')).toEqual([]);
+    } finally {
+      t.deps.chaos.reset();
+    }
   });
 
   it('closes a socket that sends nothing for the idle time (4408)', async () => {

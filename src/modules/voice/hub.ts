@@ -216,10 +216,21 @@ export class VoiceHub {
     session.receive(frame, pcm);
   }
 
+  /**
+   * Closes the sockets silent for the idle time. One whose audio the server has not yet heard, or
+   * whose answer it is still preparing or speaking, is not silent: the wait is the server's (a
+   * burst of frames on a busy machine, a slow model), so its clock starts again.
+   */
   private sweep(): void {
-    const idleSince = Date.now() - this.limits.idleMs;
+    const now = Date.now();
     for (const [ws, entry] of this.sockets) {
-      if (entry.seen < idleSince) ws.close(CLOSE.idle, 'Idle for too long');
+      const { session } = entry;
+      const busy =
+        session.pendingAudioBytes > 0 ||
+        session.state === 'PROCESSING' ||
+        session.state === 'SPEAKING';
+      if (busy) entry.seen = now;
+      else if (entry.seen < now - this.limits.idleMs) ws.close(CLOSE.idle, 'Idle for too long');
     }
   }
 }
