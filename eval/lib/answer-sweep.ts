@@ -12,9 +12,10 @@ import type { AnswerQuestion } from './answers.js';
  * The extractive model's knobs swept on the tuning split only (`tune`, eval/lib/answers.ts). For
  * each setting of the weights, each question's answer (threshold 0) and best sentence score are
  * computed once; an answer under a threshold t is that answer when the best score reaches t, else
- * a refusal. A question is right
- * when an answerable one carries its fact and an off-topic one is refused. The threshold reported
- * for a setting is the middle of its widest run of thresholds (step 0.01) with the most right.
+ * a refusal. A question is right when an answerable one carries its fact and an off-topic one is
+ * refused. Only thresholds refusing every off-topic question of the split are considered (that
+ * goal is 100%, not traded for facts); the threshold reported for a setting is the middle of its
+ * widest run of such thresholds (step 0.01) with the most right.
  */
 
 interface Case {
@@ -50,7 +51,9 @@ function evaluate(cases: readonly Case[], tuning: ExtractiveTuning): Omit<Outcom
   });
   const rightAt = (t: number) =>
     scored.filter((s) => (s.offTopic ? s.best < t : s.best >= t && s.fact)).length;
-  const counts = THRESHOLDS.map(rightAt);
+  // Only thresholds that refuse every off-topic question count: that goal is not traded away.
+  const refusesAll = (t: number) => scored.every((s) => !s.offTopic || s.best < t);
+  const counts = THRESHOLDS.map((t) => (refusesAll(t) ? rightAt(t) : -1));
   const right = Math.max(...counts);
   let [from, to, runStart] = [0, -1, -1];
   counts.forEach((c, i) => {
