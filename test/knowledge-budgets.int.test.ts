@@ -59,12 +59,9 @@ describe.each(['postgres', 'pglite'] as const)(
     beforeAll(async () => {
       kb = await createKbApp({
         backend,
-        env: {
-          KB_MAX_DECODED_MB: '8',
-          KB_MAX_PAGES: '20',
-          KB_MAX_CHUNKS: '10',
-          KB_MAX_CPU_SECONDS: '2',
-        },
+        // The CPU budget stays at its default here: the 2 s one of its own test below is time that
+        // a starved thread on a loaded machine can spend before it reaches these checks.
+        env: { KB_MAX_DECODED_MB: '8', KB_MAX_PAGES: '20', KB_MAX_CHUNKS: '10' },
       });
     });
     afterAll(async () => {
@@ -93,9 +90,27 @@ describe.each(['postgres', 'pglite'] as const)(
       const failed = await expectLimit(kb, doc, 'chunks');
       expect(failed.error).toMatch(/10 chunks/);
     });
+  },
+);
+
+describe.each(['postgres', 'pglite'] as const)(
+  'the CPU-time budget (%s)',
+  { timeout: 90_000 },
+  (backend) => {
+    let kb: KbApp;
+
+    beforeAll(async () => {
+      kb = await createKbApp({ backend, env: { KB_MAX_CPU_SECONDS: '2' } });
+    });
+    afterAll(async () => {
+      await kb.close();
+    });
 
     it('30 nested form XObjects run out of KB_MAX_CPU_SECONDS; the next job runs', async () => {
-      const doc = await upload(nestedFormsPdf(30), 'Nested forms');
+      const doc = await uploadNew(kb.app, kb.admin.access, {
+        file: nestedFormsPdf(30),
+        title: 'Nested forms',
+      });
       const failed = await expectLimit(kb, doc, 'cpu_time');
       expect(failed.error).toMatch(/2 s/);
       await expectNextJobRuns(kb, 'anaphylaxis');
