@@ -14,6 +14,13 @@ import { ChatClient, listenLocal } from './helpers/ws-client.js';
 const PATH = '/api/voice/pipeline-ws';
 const FRAME = 3200;
 
+/** Sends PCM as the client would, one 100 ms `audio.input` frame after another. */
+function sendAudio(client: ChatClient, pcm: Buffer): void {
+  for (let at = 0; at < pcm.length; at += FRAME) {
+    client.send({ type: 'audio.input', audio: pcm.subarray(at, at + FRAME).toString('base64') });
+  }
+}
+
 describe('voice limits and the knowledge-base model', () => {
   let t: TestApp;
   let port: number;
@@ -53,9 +60,7 @@ describe('voice limits and the knowledge-base model', () => {
     const long = await speak(
       'the patient has had a cough and a fever for three days and now feels short of breath',
     );
-    for (let at = 0; at < long.length; at += FRAME) {
-      client.send({ type: 'audio.input', audio: long.subarray(at, at + FRAME).toString('base64') });
-    }
+    sendAudio(client, long);
     const processing = await client.next(
       (f) => f.type === 'voice.state' && f.state === 'PROCESSING',
       20_000,
@@ -73,12 +78,7 @@ describe('voice limits and the knowledge-base model', () => {
     try {
       const client = await connect();
       const audio = Buffer.concat([await speak('what is metformin'), silence(1200)]);
-      for (let at = 0; at < audio.length; at += FRAME) {
-        client.send({
-          type: 'audio.input',
-          audio: audio.subarray(at, at + FRAME).toString('base64'),
-        });
-      }
+      sendAudio(client, audio);
       // Nothing more is sent: 4 s in PROCESSING are the server's wait, not the client's silence.
       const done = await client.next((f) => f.type === 'response.complete', 20_000);
       expect(done.interrupted).toBe(false);

@@ -2,8 +2,9 @@ import type { Reporter, SerializedError, TestModule } from 'vitest/node';
 
 /**
  * Repeats, as the run's very last lines, which test files and tests failed and why (first line of
- * each error), and which never finished. The default reporter names them far above its summary, and a CI record that keeps
- * only the tail of the output (a worker that died, say) would otherwise not say which file it was.
+ * each error), and which never finished. The default reporter names them far above its summary;
+ * a CI record that keeps only the tail of the output (a worker that died, say) would otherwise
+ * not say which file it was.
  */
 export default class FailuresLastReporter implements Reporter {
   onTestRunEnd(modules: readonly TestModule[], unhandled: readonly SerializedError[]): void {

@@ -224,12 +224,7 @@ export class VoiceHub {
   private sweep(): void {
     const now = Date.now();
     for (const [ws, entry] of this.sockets) {
-      const { session } = entry;
-      const busy =
-        session.pendingAudioBytes > 0 ||
-        session.state === 'PROCESSING' ||
-        session.state === 'SPEAKING';
-      if (busy) entry.seen = now;
+      if (entry.session.busy) entry.seen = now;
       else if (entry.seen < now - this.limits.idleMs) ws.close(CLOSE.idle, 'Idle for too long');
     }
   }

@@ -30,6 +30,16 @@ export class VoiceSession {
   private waiting = 0;
   private closed = false;
 
+  /** An answer is being prepared or spoken. */
+  get answering(): boolean {
+    return this.state === 'PROCESSING' || this.state === 'SPEAKING';
+  }
+
+  /** The server still has work of this socket: audio not yet heard, or an answer under way. */
+  get busy(): boolean {
+    return this.pendingAudioBytes > 0 || this.answering;
+  }
+
   constructor(
     private readonly deps: VoiceDeps,
     readonly user: AuthUser,
@@ -122,15 +132,14 @@ export class VoiceSession {
     // Speech over an answer: its audio waits until the speech is long enough to interrupt (then
     // the turn is aborted) or stops short of it (then the audio goes on).
     const gate = this.turn?.gate;
-    const answering = this.state === 'PROCESSING' || this.state === 'SPEAKING';
     if (gate === undefined) return;
-    if (answering && this.settings.bargeIn && this.vad.hearing) gate.hold();
+    if (this.answering && this.settings.bargeIn && this.vad.hearing) gate.hold();
     else if (gate.isHeld) gate.release();
   }
 
   private onVad(event: VadEvent): void {
     if (event.type === 'speech_start') {
-      const answering = this.state === 'PROCESSING' || this.state === 'SPEAKING';
+      const answering = this.answering; // before the event moves the state on
       if (!this.fire({ type: 'speech_start', bargeIn: this.settings.bargeIn })) return;
       if (answering) this.turn?.controller.abort();
       this.listen(event.audio);
@@ -198,7 +207,7 @@ export class VoiceSession {
   }
 
   private async typed(text: string): Promise<void> {
-    if (this.state === 'PROCESSING' || this.state === 'SPEAKING') {
+    if (this.answering) {
       this.fire({ type: 'text_input' });
       this.turn?.controller.abort();
     }
@@ -236,7 +245,7 @@ export class VoiceSession {
       }
       if (this.state === 'CANCELLED') {
         this.fire({ type: 'cancel_done', listening: this.utterance !== undefined });
-      } else if (this.state === 'PROCESSING' || this.state === 'SPEAKING') {
+      } else if (this.answering) {
         this.fire({ type: 'failure' });
         this.fire({ type: 'recovered' });
       }
