@@ -27,8 +27,11 @@ export interface TestAppOptions {
   /** Extra environment, as the service would read it. */
   env?: Record<string, string>;
   now?: () => Date;
-  /** Share a database URL and Redis prefix with another instance (two instances, one Redis). */
-  shared?: { databaseUrl: string; redisPrefix: string };
+  /**
+   * Share a database URL, Redis prefix and DATA_DIR (the local file store) with another instance:
+   * two instances of one deployment, as docs/operations.md asks (a shared file store).
+   */
+  shared?: { databaseUrl: string; redisPrefix: string; dataDir: string };
   /** Run hooks before `ready()`, e.g. to add a test route. */
   beforeReady?: (app: App) => void;
   /** A language model other than the configured one. */
@@ -51,8 +54,13 @@ const TEST_LIMITS = {
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const backend = options.backend ?? 'postgres';
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'mas-test-'));
-  const cleanups: (() => Promise<void>)[] = [() => rm(dataDir, { recursive: true, force: true })];
+  const cleanups: (() => Promise<void>)[] = [];
+  let dataDir = options.shared?.dataDir;
+  if (dataDir === undefined) {
+    const created = await mkdtemp(path.join(tmpdir(), 'mas-test-'));
+    dataDir = created;
+    cleanups.push(() => rm(created, { recursive: true, force: true }));
+  }
   const env: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
@@ -94,6 +102,21 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       for (const cleanup of cleanups.reverse()) await cleanup();
     },
   };
+}
+
+/** Another instance on `first`'s database and Redis prefix (two instances, one Redis). */
+export function createSecondInstance(
+  first: TestApp,
+  options: Omit<TestAppOptions, 'shared' | 'backend'> = {},
+): Promise<TestApp> {
+  return createTestApp({
+    ...options,
+    shared: {
+      databaseUrl: first.deps.config.databaseUrl ?? '',
+      redisPrefix: first.deps.config.redisPrefix,
+      dataDir: first.deps.config.dataDir,
+    },
+  });
 }
 
 /** Removes only the keys under one test's prefix; never flushes the database. */
