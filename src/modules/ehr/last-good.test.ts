@@ -32,12 +32,15 @@ describe('KvLastGoodStore', () => {
 });
 
 describe('WriteStats', () => {
+  const none = { flag_off: 0, patient_not_allowed: 0, invalid_input: 0 };
+
   it('reports nothing before the first write, then requests, success rate and mean latency', () => {
     const stats = new WriteStats();
     expect(stats.snapshot()).toEqual({
       write_requests: 0,
       write_success_rate: null,
       avg_write_latency_ms: null,
+      write_refused: none,
     });
     stats.record(true, 10);
     stats.record(false, 30);
@@ -47,6 +50,30 @@ describe('WriteStats', () => {
       write_requests: 4,
       write_success_rate: 0.75,
       avg_write_latency_ms: 25,
+      write_refused: none,
+    });
+  });
+
+  it('counts refusals as requests that did not succeed, by reason, and never times them', () => {
+    const stats = new WriteStats();
+    stats.unsent('flag_off');
+    expect(stats.snapshot()).toEqual({
+      write_requests: 1,
+      write_success_rate: 0,
+      avg_write_latency_ms: null,
+      write_refused: { ...none, flag_off: 1 },
+    });
+    stats.record(true, 12);
+    stats.unsent('patient_not_allowed');
+    stats.unsent('patient_not_allowed');
+    stats.unsent('invalid_input');
+    // Failed before sending, for no refusal reason (the flag could not be read).
+    stats.unsent(undefined);
+    expect(stats.snapshot()).toEqual({
+      write_requests: 6,
+      write_success_rate: 1 / 6,
+      avg_write_latency_ms: 12,
+      write_refused: { flag_off: 1, patient_not_allowed: 2, invalid_input: 1 },
     });
   });
 });

@@ -12,7 +12,7 @@ import type {
   SummaryNoteInput,
   WriteResult,
 } from '../../providers/ehr/types.js';
-import { EHR_NOT_CONFIGURED, EhrRefusal, toAppError } from './errors.js';
+import { EHR_NOT_CONFIGURED, EhrRefusal, failureKind, toAppError } from './errors.js';
 import { EhrAudit, EhrGuard, type EhrCaller, type PatientAccess } from './guard.js';
 import {
   labsKey,
@@ -22,7 +22,7 @@ import {
   type PatientSummary,
 } from './summary.js';
 import { statusOf, type EhrStatus } from './status.js';
-import { WriteStats, type WriteMetrics } from './write-stats.js';
+import { isWriteRefusal, WriteStats, type WriteMetrics } from './write-stats.js';
 
 export type { EhrCaller } from './guard.js';
 export type { PatientSummary } from './summary.js';
@@ -195,8 +195,10 @@ export class EhrService {
     await this.deps.resilience?.idle();
   }
 
-  close(): Promise<void> {
-    return this.idle();
+  /** Stops probing the EHR, then waits for what is still being audited or kept. */
+  async close(): Promise<void> {
+    await this.deps.resilience?.close();
+    await this.idle();
   }
 
   private backend(): { provider: EhrProvider; resilience: Resilience } {
@@ -248,6 +250,8 @@ export class EhrService {
     try {
       id = await this.guard.check(caller, 'ehr.write', patientId);
     } catch (error) {
+      const kind = failureKind(error);
+      this.stats.unsent(isWriteRefusal(kind) ? kind : undefined);
       await this.audit.failure(
         caller,
         'ehr.write_failed',

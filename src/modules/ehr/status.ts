@@ -9,9 +9,9 @@ export interface EhrStatus {
 }
 
 /**
- * ok: closed and answering fresh. degraded: trial calls (half-open), or reads answered from the
- * last good values. unavailable: open with nothing served from the fallback yet. disabled: no EHR
- * is configured (`resilience` absent).
+ * ok: closed and answering fresh. degraded: probing the server (half-open), or reads answered from
+ * the last good values. unavailable: open with nothing served from the fallback yet. disabled: no
+ * EHR is configured (`resilience` absent).
  */
 export function statusOf(resilience: Resilience | undefined): EhrStatus {
   if (resilience === undefined) {

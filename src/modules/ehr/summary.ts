@@ -7,6 +7,7 @@ import type {
 } from '@medplum/fhirtypes';
 import { AppError } from '../../errors.js';
 import type { EhrProvider } from '../../providers/ehr/types.js';
+import { BLOOD_PRESSURE, DIASTOLIC, LOINC, SYSTOLIC } from '../../providers/ehr/vital-signs.js';
 
 /** What the patient-summary tool reads, in one answer. */
 export interface PatientSummary {
@@ -31,13 +32,34 @@ function isActive(condition: Condition): boolean {
   return codes.some((c) => c !== undefined && ACTIVE.has(c));
 }
 
-/** Newest first in, newest of each code out (Observations without a code are dropped). */
+const hasCode = (o: Observation, code: string): boolean =>
+  o.code.coding?.some((c) => c.system === LOINC && c.code === code) ?? false;
+
+/**
+ * The code a vital sign is the latest of: its first coding's; a blood pressure panel (85354-9) is
+ * one reading wherever its code stands, and so are the two Observations (systolic 8480-6,
+ * diastolic 8462-4) some servers hold a blood pressure as.
+ */
+function readingOf(o: Observation): string | undefined {
+  if (hasCode(o, BLOOD_PRESSURE)) return BLOOD_PRESSURE;
+  return firstCode(o);
+}
+
+/**
+ * Newest first in, newest of each code out (Observations without a code are dropped). Blood
+ * pressure is read in both forms: the newest panel, or, when newer than any panel, the newest
+ * systolic and diastolic Observations (the two-Observation form older data may have).
+ */
 export function latestPerCode(observations: readonly Observation[]): Observation[] {
   const seen = new Set<string>();
   const latest: Observation[] = [];
   for (const o of observations) {
-    const code = firstCode(o);
+    const code = readingOf(o);
     if (code === undefined || seen.has(code)) continue;
+    const panelSeen = seen.has(BLOOD_PRESSURE);
+    const partSeen = seen.has(SYSTOLIC) || seen.has(DIASTOLIC);
+    if ((code === SYSTOLIC || code === DIASTOLIC) && panelSeen) continue;
+    if (code === BLOOD_PRESSURE && partSeen) continue;
     seen.add(code);
     latest.push(o);
   }

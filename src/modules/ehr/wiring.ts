@@ -59,6 +59,10 @@ export function createEhr(w: EhrWiring): EhrService {
     dependency: 'ehr',
     timeoutMs: settings.timeoutMs,
     halfOpenAfterMs: settings.halfOpenAfterMs,
+    halfOpenSuccesses: settings.probeSuccesses,
+    // The breaker closes on probes of the server, never on users' questions (issue 23).
+    probe: (signal) => provider.probe({ signal }),
+    probeIntervalMs: settings.probeIntervalMs,
     lastGoodTtlMs: settings.lastGoodTtlMs,
     store: new KvLastGoodStore(w.kv),
     onGauge: (value) => {

@@ -193,6 +193,42 @@ describe('CircuitBreaker while open and half-open', () => {
   });
 });
 
+describe('CircuitBreaker closed by probes only', () => {
+  it('refuses every call but probes until it is closed, then lets calls through', async () => {
+    const s = setup({ trialsByProbeOnly: true });
+    await openIt(s);
+    s.clock.t += 60_000;
+    expect(s.breaker.state()).toBe('HALF_OPEN');
+    const before = s.calls();
+    expect(
+      await s.breaker.execute(() => Promise.resolve(1)).catch((e: unknown) => e),
+    ).toMatchObject({ kind: 'circuit_open', retryAfterMs: 0 });
+    const probe = () => s.breaker.execute(() => Promise.resolve('up'), undefined, true);
+    expect(await probe()).toBe('up');
+    await probe();
+    expect(
+      await s.breaker.execute(() => Promise.resolve(1)).catch((e: unknown) => e),
+    ).toMatchObject({ kind: 'circuit_open' });
+    await probe();
+    expect(s.breaker.state()).toBe('CLOSED');
+    expect(s.calls()).toBe(before);
+    expect(await s.ok()).toBe('ok');
+    expect(s.seen).toEqual(['OPEN', 'HALF_OPEN', 'CLOSED']);
+  });
+
+  it('refuses a probe too while the half-open wait runs', async () => {
+    const s = setup({ trialsByProbeOnly: true, halfOpenAfterMs: 30_000 });
+    await openIt(s);
+    s.clock.t += 10_000;
+    expect(s.breaker.remainingMs()).toBe(20_000);
+    const probe = s.breaker.execute(() => Promise.resolve('up'), undefined, true);
+    expect(await probe.catch((e: unknown) => e)).toMatchObject({
+      kind: 'circuit_open',
+      retryAfterMs: 20_000,
+    });
+  });
+});
+
 describe('AnyOfBreaker', () => {
   it('records every failure in each breaker and opens when either says so', () => {
     const consecutive = new ConsecutiveBreaker(2);

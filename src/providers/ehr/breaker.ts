@@ -17,7 +17,8 @@ import { ProviderError } from '../llm/types.js';
  * `consecutiveFailures` failures in a row or when more than `failureRate` of the last `window`
  * calls failed; `halfOpenAfterMs` later it lets trial calls through, and `halfOpenSuccesses`
  * successful ones close it while a single failing one opens it again. The wait is measured on the
- * injected clock, not on cockatiel's own `Date.now()`.
+ * injected clock, not on cockatiel's own `Date.now()`. With `trialsByProbeOnly` (issue 23) the
+ * trial calls are the caller's probes alone: every other call is refused until it is CLOSED.
  */
 
 export type BreakerState = 'CLOSED' | 'OPEN' | 'HALF_OPEN';
@@ -139,6 +140,12 @@ export interface BreakerOptions {
   halfOpenAfterMs?: number;
   /** Successful trial calls in a row that close it (3). */
   halfOpenSuccesses?: number;
+  /**
+   * Only calls marked as probes are trial calls: any other call is refused (`circuit_open`)
+   * while the breaker is not CLOSED, half-open included. Default false: the calls that arrive
+   * are the trials.
+   */
+  trialsByProbeOnly?: boolean;
   now?: () => number;
 }
 
@@ -194,11 +201,31 @@ export class CircuitBreaker {
     return () => this.listeners.delete(listener);
   }
 
+  /** Milliseconds before an open breaker lets a trial call through (0 once it does). */
+  remainingMs(): number {
+    return this.policy.state === CircuitState.Closed ? 0 : this.wait.remainingMs();
+  }
+
   /**
-   * Runs `fn` through the breaker: refused with a `circuit_open` ResilienceError while open.
-   * Errors after `signal` aborted never count against the dependency.
+   * Runs `fn` through the breaker: refused with a `circuit_open` ResilienceError while open
+   * (and, with `trialsByProbeOnly`, while not closed unless `probe`). Errors after `signal`
+   * aborted never count against the dependency.
    */
-  async execute<T>(fn: (signal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async execute<T>(
+    fn: (signal: AbortSignal) => Promise<T>,
+    signal?: AbortSignal,
+    probe = false,
+  ): Promise<T> {
+    if (
+      this.options.trialsByProbeOnly === true &&
+      !probe &&
+      this.policy.state !== CircuitState.Closed
+    ) {
+      this.sync();
+      throw new ResilienceError(this.options.dependency, 'circuit_open', {
+        retryAfterMs: this.wait.remainingMs(),
+      });
+    }
     try {
       return await this.policy.execute(async (ctx) => {
         try {

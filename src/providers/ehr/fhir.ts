@@ -163,6 +163,20 @@ export class FhirEhrProvider implements EhrProvider {
     return this.#create(buildSummaryNote(note, identifier, this.#now()), identifier, options);
   }
 
+  async probe(options: CallOptions = {}): Promise<void> {
+    const answer = await this.#http.send({
+      method: 'GET',
+      url: this.#url('metadata', {}),
+      what: 'read metadata',
+      idempotent: true,
+      signal: options.signal,
+    });
+    const body = answer.body as { resourceType?: unknown } | undefined;
+    if (body?.resourceType !== 'CapabilityStatement') {
+      throw malformed('metadata answered no CapabilityStatement');
+    }
+  }
+
   /** Follows Bundle.link[next] until `limit` matches, no next page, or the page cap. */
   async #search<T extends Resource>(
     type: SearchType,

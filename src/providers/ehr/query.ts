@@ -1,5 +1,5 @@
 import type { Resource } from '@medplum/fhirtypes';
-import { LOINC } from './build.js';
+import { LOINC } from './vital-signs.js';
 import { EhrError, malformed } from './errors.js';
 import type { ObservationQuery } from './types.js';
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   MemoryLastGoodStore,
   Resilience,
@@ -259,6 +259,140 @@ describe('Resilience degradation events and gauge', () => {
     await r.read(KEY, flaky('x').run);
     expect(states).toEqual([]);
     expect(events).toEqual([]);
+  });
+});
+
+describe('Resilience probes (issue 23)', () => {
+  /** A probe of a server that is down until `up()`, counting its calls. */
+  function server() {
+    const s = {
+      down: true,
+      probes: 0,
+      hold: undefined as Promise<void> | undefined,
+      probe: async (signal: AbortSignal) => {
+        s.probes += 1;
+        await s.hold;
+        signal.throwIfAborted();
+        if (s.down) throw unavailable();
+      },
+    };
+    return s;
+  }
+  const probed = (s: ReturnType<typeof server>, options: ResilienceOptions = {}) =>
+    setup({
+      now: Date.now,
+      halfOpenAfterMs: 60,
+      probeIntervalMs: 20,
+      probe: s.probe,
+      ...options,
+    });
+  const elapsed = async (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('closes on probes alone once the server is back: no caller needed', async () => {
+    const s = server();
+    const { r, gauge, events } = probed(s);
+    await r.read(KEY, flaky('v1').run);
+    expect(r.probing).toBe(false);
+    await openIt(r);
+    // A caller answered from the last good value: the fallback is on.
+    expect(await r.read(KEY, flaky('x').run)).toMatchObject({ value: 'v1', stale: true });
+    expect(r.probing).toBe(true);
+    s.down = false;
+    await vi.waitFor(() => {
+      expect(r.state()).toBe('CLOSED');
+    });
+    // No probe before the half-open wait; then three in a row, one interval apart.
+    expect(s.probes).toBe(3);
+    expect(gauge).toEqual([0, 2, 1, 0]);
+    expect(events.map((e) => e.type)).toEqual(['degradation.activated', 'degradation.recovered']);
+    await vi.waitFor(() => {
+      expect(r.probing).toBe(false);
+    });
+    // Nothing probes while closed.
+    await elapsed(100);
+    expect(s.probes).toBe(3);
+  });
+
+  it('a failing probe opens it again for another full wait', async () => {
+    const s = server();
+    const { r, gauge } = probed(s, { halfOpenAfterMs: 400 });
+    await openIt(r);
+    const openedAt = Date.now();
+    await vi.waitFor(() => {
+      expect(s.probes).toBe(1);
+    });
+    const probedAt = Date.now();
+    expect(probedAt - openedAt).toBeGreaterThanOrEqual(390);
+    expect(r.state()).toBe('OPEN');
+    // The next probe waits the whole half-open time again, not the probe interval.
+    await elapsed(Math.max(0, probedAt + 150 - Date.now()));
+    expect(s.probes).toBe(1);
+    s.down = false;
+    await vi.waitFor(() => {
+      expect(r.state()).toBe('CLOSED');
+    });
+    expect(s.probes).toBe(4);
+    expect(gauge).toEqual([0, 2, 1, 2, 1, 0]);
+  });
+
+  it("refuses callers' calls while half-open: they are never the trials", async () => {
+    const s = server();
+    s.down = false;
+    let release = (): void => undefined;
+    s.hold = new Promise((resolve) => {
+      release = resolve;
+    });
+    const { r } = probed(s);
+    await r.read(KEY, flaky('v1').run);
+    await openIt(r);
+    await vi.waitFor(() => {
+      expect(s.probes).toBe(1);
+    });
+    expect(r.state()).toBe('HALF_OPEN');
+    const op = flaky('fresh');
+    expect(await r.read(KEY, op.run)).toMatchObject({ value: 'v1', stale: true });
+    expect(await caught(r.run(op.run, { idempotent: false }))).toMatchObject({
+      kind: 'circuit_open',
+    });
+    expect(op.calls).toBe(0);
+    s.hold = undefined;
+    release();
+    await vi.waitFor(() => {
+      expect(r.state()).toBe('CLOSED');
+    });
+    expect(await r.read(KEY, op.run)).toMatchObject({ value: 'fresh', stale: false });
+  });
+
+  it('takes the configured number of probe successes', async () => {
+    const s = server();
+    s.down = false;
+    const { r } = probed(s, { halfOpenSuccesses: 1 });
+    await openIt(r);
+    await vi.waitFor(() => {
+      expect(r.state()).toBe('CLOSED');
+    });
+    expect(s.probes).toBe(1);
+  });
+
+  it('stops probing on close, a probe in flight included', async () => {
+    const s = server();
+    let seen: AbortSignal | undefined;
+    const { r } = probed(s, {
+      probe: (signal) => {
+        seen = signal;
+        s.probes += 1;
+        return new Promise<never>(() => undefined);
+      },
+    });
+    await openIt(r);
+    await vi.waitFor(() => {
+      expect(s.probes).toBe(1);
+    });
+    await r.close();
+    expect(seen?.aborted).toBe(true);
+    expect(r.probing).toBe(false);
+    await elapsed(150);
+    expect(s.probes).toBe(1);
   });
 });
 

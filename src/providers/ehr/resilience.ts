@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ExponentialBackoff,
   TaskCancelledError,
@@ -74,11 +75,31 @@ export interface ResilienceOptions extends Partial<Omit<BreakerOptions, 'isFailu
   onDegradation?: (event: DegradationEvent) => void;
   /** Told before each retry of a read (for metrics): which retry and the delay before it. */
   onRetry?: (retry: { attempt: number; delayMs: number }) => void;
+  /**
+   * A cheap read of the dependency itself (the FHIR server's `metadata`). Given, the breaker is
+   * closed by probes alone: while it is not CLOSED, callers' calls are refused (reads answer the
+   * last good value) and, once the half-open wait has passed, `probe` runs through the breaker
+   * every `probeIntervalMs` until `halfOpenSuccesses` in a row close it (a failing one opens it
+   * again for another wait). No probe runs, and no timer is set, while it is CLOSED.
+   */
+  probe?: (signal: AbortSignal) => Promise<unknown>;
+  /** Between a successful probe and the next (1,000 ms). */
+  probeIntervalMs?: number;
 }
 
 export interface CallOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+}
+
+/** Waits `ms` on an unreferenced timer: true when the time is up, false when `signal` aborted. */
+async function pauseFor(ms: number, signal: AbortSignal): Promise<boolean> {
+  try {
+    await sleep(ms, undefined, { signal, ref: false });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export class Resilience {
@@ -94,6 +115,11 @@ export class Resilience {
   /** Last good values being kept: not awaited by the read (see `read`), awaited by `idle`. */
   private readonly keeping = new Set<Promise<void>>();
   private degraded = false;
+  private readonly probe: ((signal: AbortSignal) => Promise<unknown>) | undefined;
+  private readonly probeIntervalMs: number;
+  /** Aborts the probe loop's wait and its probe on `close`. */
+  private readonly stopping = new AbortController();
+  private probeLoop: Promise<void> | undefined;
 
   constructor(options: ResilienceOptions = {}) {
     this.dependency = options.dependency ?? 'ehr';
@@ -102,11 +128,14 @@ export class Resilience {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.store = options.store ?? new MemoryLastGoodStore(this.now);
     this.lastGoodTtlMs = options.lastGoodTtlMs ?? 24 * 60 * 60 * 1000;
+    this.probe = options.probe;
+    this.probeIntervalMs = options.probeIntervalMs ?? 1_000;
     this.breaker = new CircuitBreaker({
       ...options,
       dependency: this.dependency,
       now: this.now,
       isFailure: this.isFailure,
+      trialsByProbeOnly: this.probe !== undefined,
     });
     this.retryPolicy = retry(
       handleWhen((e) => this.retryable(e)),
@@ -140,7 +169,51 @@ export class Resilience {
     }
     this.breaker.onStateChange((state) => {
       if (state === 'CLOSED') this.recover();
+      else this.startProbing();
     });
+  }
+
+  /** True while the probe loop runs (only while the breaker is not CLOSED). */
+  get probing(): boolean {
+    return this.probeLoop !== undefined;
+  }
+
+  /** Stops the probe loop (and a probe in flight) for good; resolves when it has ended. */
+  async close(): Promise<void> {
+    this.stopping.abort();
+    await this.probeLoop;
+  }
+
+  private startProbing(): void {
+    if (this.probe === undefined || this.probeLoop !== undefined || this.stopping.signal.aborted) {
+      return;
+    }
+    const loop = this.probeUntilClosed(this.probe).finally(() => {
+      this.probeLoop = undefined;
+      // Opened again between the loop's last look and its end: probe again.
+      if (this.breaker.state() !== 'CLOSED') this.startProbing();
+    });
+    this.probeLoop = loop;
+  }
+
+  /**
+   * Waits out the half-open wait, then probes: after a success the next probe comes
+   * `probeIntervalMs` later, after a failure (the breaker opened again) when the new wait is
+   * over. Ends when the breaker is CLOSED or on `close`.
+   */
+  private async probeUntilClosed(probe: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+    const stop = this.stopping.signal;
+    let succeeded = false;
+    while (!stop.aborted && this.breaker.state() !== 'CLOSED') {
+      const waitMs = this.breaker.state() === 'OPEN' ? this.breaker.remainingMs() : 0;
+      const pause = Math.max(waitMs, succeeded ? this.probeIntervalMs : 0);
+      if (pause > 0 && !(await pauseFor(pause, stop))) return;
+      if (this.breaker.state() !== 'HALF_OPEN') continue;
+      succeeded = await this.attempt(probe, this.timeoutMs, stop, true).then(
+        () => true,
+        () => false,
+      );
+    }
   }
 
   state(): BreakerState {
@@ -223,20 +296,25 @@ export class Resilience {
     op: (signal: AbortSignal) => Promise<T>,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    probe = false,
   ): Promise<T> {
-    return this.breaker.execute(async (callSignal) => {
-      try {
-        return await timeout(timeoutMs, TimeoutStrategy.Aggressive).execute(
-          (ctx) => op(ctx.signal),
-          callSignal,
-        );
-      } catch (error) {
-        if (error instanceof TaskCancelledError && !callSignal.aborted) {
-          throw new ResilienceError(this.dependency, 'timeout', { cause: error });
+    return this.breaker.execute(
+      async (callSignal) => {
+        try {
+          return await timeout(timeoutMs, TimeoutStrategy.Aggressive).execute(
+            (ctx) => op(ctx.signal),
+            callSignal,
+          );
+        } catch (error) {
+          if (error instanceof TaskCancelledError && !callSignal.aborted) {
+            throw new ResilienceError(this.dependency, 'timeout', { cause: error });
+          }
+          throw error;
         }
-        throw error;
-      }
-    }, signal);
+      },
+      signal,
+      probe,
+    );
   }
 
   /**

@@ -64,6 +64,21 @@ export interface Coded {
   display?: string;
 }
 
+export interface QuantityInput {
+  value: number;
+  unit: string;
+  /** Default UCUM. */
+  system?: string;
+  /** Default `unit`. */
+  code?: string;
+}
+
+/**
+ * One Observation to write. A LOINC code of a FHIR vital-signs profile (src/providers/ehr/
+ * vital-signs.ts) makes it a vital sign whatever `category` says: written with category
+ * `vital-signs` and refused unless it fits the profile (a value in one of its units; blood
+ * pressure 85354-9: no value, a systolic 8480-6 and a diastolic 8462-4 component in mm[Hg]).
+ */
 export interface ObservationInput {
   /** The caller's key for this write: the same key never creates a second resource. */
   idempotencyKey: string;
@@ -71,7 +86,8 @@ export interface ObservationInput {
   status?: 'preliminary' | 'final' | 'amended';
   category?: ObservationCategory;
   code: Coded;
-  value?: { value: number; unit: string; system?: string; code?: string } | { text: string };
+  value?: QuantityInput | { text: string };
+  components?: { code: Coded; value: QuantityInput }[];
   effective?: Date;
   encounterId?: string;
 }
@@ -109,4 +125,9 @@ export interface EhrProvider {
   encounters(patientId: string, limit: number, options?: CallOptions): Promise<Encounter[]>;
   createObservation(input: ObservationInput, options?: CallOptions): Promise<WriteResult>;
   createDocumentReference(note: SummaryNoteInput, options?: CallOptions): Promise<WriteResult>;
+  /**
+   * A cheap read of the server itself (`GET [base]/metadata`, with the token and timeout of every
+   * call), answering once the server answers with its CapabilityStatement: the breaker's probe.
+   */
+  probe(options?: CallOptions): Promise<void>;
 }

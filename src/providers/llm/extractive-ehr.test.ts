@@ -140,19 +140,25 @@ describe('ehrAsks: writes', () => {
     expect(writes(`Record heart rate 72 bpm for patient ${ID}`)).toEqual([
       obs('8867-4', 72, '/min'),
     ]);
+    // A blood pressure is one panel with both values (the FHIR R4 blood pressure profile).
+    const pressure = (systolic: number, diastolic: number) => ({
+      name: 'ehr_record_observation',
+      arguments: { patient_id: ID, code: '85354-9', systolic, diastolic, unit: 'mm[Hg]' },
+    });
     expect(writes(`Please record blood pressure 120/80 mmHg for patient ${ID}.`)).toEqual([
-      obs('8480-6', 120, 'mm[Hg]'),
-      obs('8462-4', 80, 'mm[Hg]'),
+      pressure(120, 80),
     ]);
+    expect(writes(`record systolic 135 mmHg, diastolic 85 for patient ${ID}`)).toEqual([
+      pressure(135, 85),
+    ]);
+    // The body height profile's units are cm and inches: metres are recorded as centimetres.
+    expect(writes(`record height 1.72 m for patient ${ID}`)).toEqual([obs('8302-2', 172, 'cm')]);
     expect(writes(`log weight of 80.5 kg for patient ${ID}`)).toEqual([obs('29463-7', 80.5, 'kg')]);
     expect(writes(`record temperature 38.2 °C for patient ${ID}`)).toEqual([
       obs('8310-5', 38.2, 'Cel'),
     ]);
     expect(writes(`record temperature 101.2 F for patient ${ID}`)).toEqual([
       obs('8310-5', 101.2, '[degF]'),
-    ]);
-    expect(writes(`record systolic 135 mmHg for patient ${ID}`)).toEqual([
-      obs('8480-6', 135, 'mm[Hg]'),
     ]);
     expect(writes(`chart SpO2 97% and respiratory rate 18 for patient ${ID}`)).toEqual([
       obs('9279-1', 18, '/min'),
@@ -173,6 +179,9 @@ describe('ehrAsks: writes', () => {
       `record heart rate for patient ${ID}`,
       `record blood pressure 120 for patient ${ID}`,
       `record blood pressure for patient ${ID}`,
+      // One part of a blood pressure alone is no reading.
+      `record systolic 135 mmHg for patient ${ID}`,
+      `record diastolic 85 for patient ${ID}`,
     ]) {
       expect(asks(q), q).toEqual({ writes: [], reads: [] });
     }
@@ -183,6 +192,15 @@ describe('ehrAsks: writes', () => {
     expect(writes('record heart rate 72 bpm')).toEqual([]);
   });
 });
+
+/** What `ehr_record_observation` says it wrote for a blood pressure of 120/80. */
+const PANEL_WRITTEN = {
+  code: '85354-9',
+  systolic: 120,
+  diastolic: 80,
+  unit: 'mm[Hg]',
+  effective: '2026-01-02T03:04:05Z',
+};
 
 describe('ehrAnswer', () => {
   const meds = {
@@ -263,6 +281,11 @@ describe('ehrAnswer', () => {
       `Systolic blood pressure 120 mmHg for patient ${ID} at 2026-01-02 03:04 UTC was already ` +
         'recorded (Observation/obs-1).',
     );
+    const panel = { ...written, written: PANEL_WRITTEN };
+    expect(ehrAnswer(answered([{ name, args: {}, result: panel }]))).toBe(
+      `Recorded blood pressure 120/80 mmHg for patient ${ID} at 2026-01-02 03:04 UTC ` +
+        '(Observation/obs-1).',
+    );
   });
 
   it("summarises a patient's record, the newest of each vital sign", () => {
@@ -315,25 +338,28 @@ describe('ExtractiveProvider with the EHR tools', () => {
   it('calls the tools a question asks for, then states their answers', async () => {
     const question = `Record blood pressure 120/80 for patient ${ID}`;
     const events = await collect(request([{ role: 'user', content: question }]));
-    expect(events.map((e) => e.type)).toEqual(['tool_call', 'tool_call', 'usage', 'done']);
+    expect(events.map((e) => e.type)).toEqual(['tool_call', 'done']);
+    expect(events[0]).toMatchObject({
+      type: 'tool_call',
+      call: {
+        name: 'ehr_record_observation',
+        arguments: { patient_id: ID, code: '85354-9', systolic: 120, diastolic: 80 },
+      },
+    });
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'tool_calls' });
-    const result = (code: string, value: number, id: string) => ({
+    const result = {
       resource_type: 'Observation',
-      id,
+      id: 'a',
       created: true,
       patient_id: ID,
-      written: { code, value, unit: 'mm[Hg]', effective: '2026-01-02T03:04:05Z' },
-    });
-    const messages = answered([
-      { name: 'ehr_record_observation', args: {}, result: result('8480-6', 120, 'a') },
-      { name: 'ehr_record_observation', args: {}, result: result('8462-4', 80, 'b') },
-    ]);
+      written: PANEL_WRITTEN,
+    };
+    const messages = answered([{ name: 'ehr_record_observation', args: {}, result }]);
     const answer = await collect(request(messages));
     const text = answer.flatMap((e) => (e.type === 'text_delta' ? [e.text] : [])).join('');
     expect(text).toBe(
-      `Recorded systolic blood pressure 120 mmHg for patient ${ID} at 2026-01-02 03:04 UTC ` +
-        `(Observation/a). Recorded diastolic blood pressure 80 mmHg for patient ${ID} at ` +
-        '2026-01-02 03:04 UTC (Observation/b).',
+      `Recorded blood pressure 120/80 mmHg for patient ${ID} at 2026-01-02 03:04 UTC ` +
+        '(Observation/a).',
     );
   });
 

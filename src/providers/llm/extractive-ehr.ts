@@ -1,11 +1,11 @@
 import {
   BLOOD_PRESSURE,
-  DIASTOLIC,
   LAB_TESTS,
-  SYSTOLIC,
+  PRESSURE_PARTS,
   VITAL_SIGNS,
   type VitalSign,
 } from '../../modules/chat/tools/ehr-codes.js';
+import { BLOOD_PRESSURE as PANEL } from '../ehr/vital-signs.js';
 import {
   describeEhrResult,
   isEhrTool,
@@ -92,19 +92,45 @@ function earlierPatient(messages: readonly LlmMessage[]): string | undefined {
   return undefined;
 }
 
+/** A value as recorded: its UCUM unit (metres become centimetres), or undefined when unclear. */
+interface Reading {
+  value: number;
+  unit: string;
+}
+
 /** The unit given after a value (UCUM), the vital's own when none is given, else undefined. */
-function unitAfter(rest: string, vital: VitalSign): string | undefined {
-  for (const u of vital.units) if (u.pattern.test(rest)) return u.ucum;
-  return NO_UNIT.test(rest) ? vital.unit : undefined;
+function readingAfter(value: number, rest: string, vital: VitalSign): Reading | undefined {
+  for (const u of vital.units) {
+    if (!u.pattern.test(rest)) continue;
+    const factor = u.factor ?? 1;
+    return { value: Math.round(value * factor * 1e6) / 1e6, unit: u.ucum };
+  }
+  return NO_UNIT.test(rest) ? { value, unit: vital.unit } : undefined;
+}
+
+/** `<name> [of|is|:] <value> [unit]`: null when the name is absent, undefined when unclear. */
+function named(text: string, vital: VitalSign): Reading | null | undefined {
+  const name = vital.pattern.exec(text);
+  if (name === null) return null;
+  const after = text.slice(name.index + name[0].length);
+  const value = VALUE.exec(after);
+  if (value === null) return undefined;
+  return readingAfter(Number(value[1]), after.slice(value[0].length), vital);
 }
 
 /**
- * `blood pressure 120/80 mmHg` as its systolic and diastolic parts; null when the question does
- * not name the panel, undefined when it does without a clear `a/b` reading.
+ * `blood pressure 120/80 mmHg`, or `systolic 120 diastolic 80`, as its systolic and diastolic
+ * values; null when the question names no blood pressure, undefined when it does without a clear
+ * reading of both (one part alone is not recorded: a blood pressure is one panel of two).
  */
 function bloodPressure(text: string): [number, number] | null | undefined {
   const bp = BLOOD_PRESSURE.exec(text);
-  if (bp === null) return null;
+  if (bp === null) {
+    const [systolic, diastolic] = PRESSURE_PARTS.map((part) => named(text, part));
+    if (systolic === null && diastolic === null) return null;
+    if (!systolic || !diastolic) return undefined;
+    return [systolic.value, diastolic.value];
+  }
   const after = text.slice(bp.index + bp[0].length);
   const m = /^\s*(?:(?:of|is|was|at|=|:)\s*)?(\d{2,3})\s*\/\s*(\d{2,3})\s*(.*)$/is.exec(after);
   if (m === null) return undefined;
@@ -118,23 +144,21 @@ function bloodPressure(text: string): [number, number] | null | undefined {
  * names is unclear (no value, or a unit not known for it): then nothing is recorded.
  */
 function measurements(text: string, patientId: string): EhrAsk[] | undefined {
-  const ask = (code: string, value: number, unit: string): EhrAsk => ({
+  const record = (args: Record<string, unknown>): EhrAsk => ({
     name: 'ehr_record_observation',
-    arguments: { patient_id: patientId, code, value, unit },
+    arguments: { patient_id: patientId, ...args },
   });
   const asks: EhrAsk[] = [];
   const bp = bloodPressure(text);
   if (bp === undefined) return undefined;
-  if (bp !== null) asks.push(ask(SYSTOLIC, bp[0], 'mm[Hg]'), ask(DIASTOLIC, bp[1], 'mm[Hg]'));
+  if (bp !== null) {
+    asks.push(record({ code: PANEL, systolic: bp[0], diastolic: bp[1], unit: 'mm[Hg]' }));
+  }
   for (const vital of VITAL_SIGNS) {
-    const named = vital.pattern.exec(text);
-    if (named === null) continue;
-    const after = text.slice(named.index + named[0].length);
-    const value = VALUE.exec(after);
-    if (value === null) return undefined;
-    const unit = unitAfter(after.slice(value[0].length), vital);
-    if (unit === undefined) return undefined;
-    asks.push(ask(vital.code, Number(value[1]), unit));
+    const reading = named(text, vital);
+    if (reading === null) continue;
+    if (reading === undefined) return undefined;
+    asks.push(record({ code: vital.code, value: reading.value, unit: reading.unit }));
   }
   return asks;
 }

@@ -46,11 +46,28 @@ export const LabsArgs = Type.Object(
   { additionalProperties: false },
 );
 
+const Pressure = (what: string) =>
+  Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 1000,
+      description: `Blood pressure (85354-9) only: the ${what} value, in mm[Hg].`,
+    }),
+  );
+
 export const ObservationArgs = Type.Object(
   {
     patient_id: FhirId,
     code: Loinc,
-    value: Type.Number({ minimum: -1e9, maximum: 1e9, description: 'The measured value.' }),
+    value: Type.Optional(
+      Type.Number({
+        minimum: -1e9,
+        maximum: 1e9,
+        description: 'The measured value (every code but blood pressure).',
+      }),
+    ),
+    systolic: Pressure('systolic'),
+    diastolic: Pressure('diastolic'),
     unit: Unit,
     effective: Type.Optional(
       Type.String({
@@ -119,12 +136,14 @@ export function observationKey(
   ids: Pick<ToolContext, 'turnId'>,
   now: Date,
 ): string {
+  const pressure = args.systolic === undefined ? [] : [args.systolic, args.diastolic ?? null];
   const content = JSON.stringify([
     args.patient_id,
     args.code,
-    args.value,
+    args.value ?? null,
     args.unit,
     args.effective ?? null,
+    ...pressure,
   ]);
   // Per turn, not per call: a turn generated again has new call ids, and the same reading asked
   // for twice in one turn is one reading.

@@ -38,6 +38,8 @@ export const LAB_TESTS: readonly LabTest[] = [
 export interface UnitWord {
   pattern: RegExp;
   ucum: string;
+  /** The value given in this unit times `factor` is the value in `ucum` (metres to cm). */
+  factor?: number;
 }
 
 export interface VitalSign {
@@ -56,7 +58,11 @@ const PER_MIN: UnitWord = {
 };
 const MM_HG: UnitWord = { pattern: /^mm\s?\[?hg\]?/i, ucum: 'mm[Hg]' };
 
-export const VITAL_SIGNS: readonly VitalSign[] = [
+/**
+ * The blood pressure's parts, named on their own (`systolic 135 diastolic 85`): recorded together
+ * as one blood pressure panel (85354-9), never one without the other.
+ */
+export const PRESSURE_PARTS: readonly VitalSign[] = [
   {
     code: '8480-6',
     name: 'systolic blood pressure',
@@ -71,6 +77,10 @@ export const VITAL_SIGNS: readonly VitalSign[] = [
     unit: 'mm[Hg]',
     units: [MM_HG],
   },
+];
+
+/** The vital signs recorded with one value each (each a FHIR R4 vital-signs profile's code). */
+export const VITAL_SIGNS: readonly VitalSign[] = [
   {
     code: '8867-4',
     name: 'heart rate',
@@ -109,7 +119,8 @@ export const VITAL_SIGNS: readonly VitalSign[] = [
     unit: 'cm',
     units: [
       { pattern: /^(?:cm|centimet(?:er|re)s?)\b/i, ucum: 'cm' },
-      { pattern: /^(?:m|met(?:er|re)s?)\b/i, ucum: 'm' },
+      // The body height profile records cm or inches: metres are written as centimetres.
+      { pattern: /^(?:m|met(?:er|re)s?)\b/i, ucum: 'cm', factor: 100 },
     ],
   },
   {
@@ -126,14 +137,18 @@ export const VITAL_SIGNS: readonly VitalSign[] = [
 
 /** The blood pressure panel (not one of its parts by name), asked for as `120/80`. */
 export const BLOOD_PRESSURE = /(?<!(?:systolic|diastolic)\s+)\b(?:blood pressure|bp)\b/i;
-export const SYSTOLIC = '8480-6';
-export const DIASTOLIC = '8462-4';
-
 const NAMES = new Map<string, string>([
   ...LAB_TESTS.map((t) => [t.code, t.name] as const),
   ...VITAL_SIGNS.map((v) => [v.code, v.name] as const),
+  ...PRESSURE_PARTS.map((v) => [v.code, v.name] as const),
   ['85354-9', 'blood pressure'],
+  ['2708-6', 'oxygen saturation'],
+  ['39156-5', 'body mass index'],
+  ['9843-4', 'head circumference'],
 ]);
+
+/** Whether a LOINC code is one of the laboratory tests named here. */
+export const isLabTest = (code: string): boolean => LAB_TESTS.some((t) => t.code === code);
 
 /** The plain name of a LOINC code this module knows, else undefined. */
 export function loincName(code: string): string | undefined {
@@ -149,6 +164,10 @@ export function unitText(unit: string): string {
       return '°C';
     case '[degF]':
       return '°F';
+    case '[lb_av]':
+      return 'lb';
+    case '[in_i]':
+      return 'in';
     default:
       return unit;
   }

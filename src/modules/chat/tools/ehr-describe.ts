@@ -88,6 +88,15 @@ function allergyText(a: Json): string | undefined {
 const observationName = (o: Json): string =>
   loincName(str(o.code) ?? '') ?? str(o.display) ?? `LOINC ${str(o.code) ?? 'unknown'}`;
 
+/** `120/80 mmHg` from a written blood pressure's `systolic`, `diastolic` and `unit`. */
+function pressureText(o: Json): string | undefined {
+  const [systolic, diastolic] = [num(o.systolic), num(o.diastolic)];
+  if (systolic === undefined || diastolic === undefined) return undefined;
+  const unit = str(o.unit);
+  const reading = `${String(systolic)}/${String(diastolic)}`;
+  return unit === undefined ? reading : `${reading} ${unitText(unit)}`;
+}
+
 /** One observation's value: its quantity, or its parts' (a blood pressure's two). */
 function observationValue(o: Json): string | undefined {
   const own = quantityText(o);
@@ -95,14 +104,13 @@ function observationValue(o: Json): string | undefined {
   const components = objects(o.components);
   const part = (code: string) => components.find((c) => c.code === code);
   const [systolic, diastolic] = [part('8480-6'), part('8462-4')];
-  if (
-    num(systolic?.value) !== undefined &&
-    num(diastolic?.value) !== undefined &&
-    systolic?.unit === diastolic?.unit
-  ) {
-    const unit = str(systolic?.unit);
-    const reading = `${String(systolic?.value)}/${String(diastolic?.value)}`;
-    return unit === undefined ? reading : `${reading} ${unitText(unit)}`;
+  if (systolic?.unit === diastolic?.unit) {
+    const pressure = pressureText({
+      systolic: systolic?.value,
+      diastolic: diastolic?.value,
+      unit: systolic?.unit,
+    });
+    if (pressure !== undefined) return pressure;
   }
   const parts = components.flatMap((c) => {
     const q = quantityText(c);
@@ -220,7 +228,7 @@ export function describeWrite(result: Json): string | undefined {
   const written = objectIn(result.written);
   const id = str(result.id);
   const patientId = str(result.patient_id);
-  const value = quantityText(written);
+  const value = pressureText(written) ?? quantityText(written);
   if (id === undefined || patientId === undefined || value === undefined) return undefined;
   const code = str(written.code) ?? '';
   const name = loincName(code) ?? `observation LOINC ${code}`;

@@ -11,11 +11,9 @@ import {
   PatientArgs,
 } from './ehr-args.js';
 import { describeWrite } from './ehr-describe.js';
+import { observationInput, RECORDABLE_VITAL_SIGNS } from './ehr-record.js';
 import { allergiesResult, labsResult, medicationsResult, summaryResult } from './ehr-format.js';
 import { ToolError, type Tool, type ToolContext } from './types.js';
-
-const LOINC_SYSTEM = 'http://loinc.org';
-const UCUM_SYSTEM = 'http://unitsofmeasure.org';
 
 /**
  * An EHR failure as the tool error the model reads: a fixed sentence per kind, never the patient's
@@ -130,9 +128,11 @@ function recordObservationTool(ehr: EhrService, now: () => Date): Tool {
     definition: definition(
       'ehr_record_observation',
       "Writes one measurement to the patient's EHR record as an Observation (LOINC code, value, " +
-        'UCUM unit, when measured). Only when the user asked for it to be recorded. Returns the ' +
-        'resource id and whether it was created now or already existed (the same request in a ' +
-        'turn never writes twice).',
+        'UCUM unit, when measured), read back by the other EHR tools. Vital signs, in their ' +
+        `FHIR units: ${RECORDABLE_VITAL_SIGNS}; or a laboratory test ehr_recent_labs reads by ` +
+        'default. Only when the user asked for it to be recorded. ' +
+        'Returns the resource id and whether it was created now or already existed (the same ' +
+        'request in a turn never writes twice).',
       ObservationArgs,
     ),
     writes: true,
@@ -142,12 +142,7 @@ function recordObservationTool(ehr: EhrService, now: () => Date): Tool {
       const at = now();
       const effective = a.effective === undefined ? at : new Date(a.effective);
       const key = observationKey(context.userId, a, context, at);
-      const input = {
-        status: 'final' as const,
-        code: { system: LOINC_SYSTEM, code: a.code },
-        value: { value: a.value, unit: a.unit, system: UCUM_SYSTEM, code: a.unit },
-        effective,
-      };
+      const input = observationInput(a, effective);
       // A write is never cancelled once sent: no signal goes to the EHR.
       const written = await guarded(new AbortController().signal, () =>
         ehr.recordObservation(caller(context), a.patient_id, input, key),
@@ -155,7 +150,13 @@ function recordObservationTool(ehr: EhrService, now: () => Date): Tool {
       return {
         ...written,
         outcome: written.created ? 'created' : 'existing',
-        written: { code: a.code, value: a.value, unit: a.unit, effective: effective.toISOString() },
+        written: {
+          code: a.code,
+          ...(a.value === undefined ? {} : { value: a.value }),
+          ...(a.systolic === undefined ? {} : { systolic: a.systolic, diastolic: a.diastolic }),
+          unit: a.unit,
+          effective: effective.toISOString(),
+        },
       };
     },
   };
