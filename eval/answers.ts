@@ -7,19 +7,21 @@ import { ExtractiveProvider, NO_ANSWER } from '../src/providers/llm/extractive.j
 import { DEFAULT_TUNING, type ExtractiveTuning } from '../src/providers/llm/extractive-answer.js';
 import type { Passage } from '../src/providers/llm/types.js';
 import {
+  answerSplits,
+  type AnswerSplits,
   HEADER,
   judge,
   loadAnswerQuestions,
+  planSplits,
   row,
   tally,
   type AnswerQuestion,
-  BLIND_SPLIT,
   inSplit,
-  SPLITS,
   type Judged,
 } from './lib/answers.js';
 import { sweep } from './lib/answer-sweep.js';
 import { indexCorpus } from './lib/pipeline.js';
+import { LedgerError, readLedger } from './lib/splits.js';
 
 /**
  * Answer quality of the extractive model on the synthetic corpus, through the service's own
@@ -27,9 +29,10 @@ import { indexCorpus } from './lib/pipeline.js';
  * from `retrievePassages` (hybrid search, as a chat turn retrieves them), the answer streamed by
  * `ExtractiveProvider`. Per split: answerable questions whose answer carries the asked-for fact,
  * citation precision (each quoted sentence is in the passage its marker cites), refusals of
- * off-topic questions and false refusals of answerable ones. Tune on `tune` only (dev and
- * heldout to heldout5); `heldout6` is blind, for the next report: its questions are answered
- * only with `--blind`, once, after the model change is final.
+ * off-topic questions and false refusals of answerable ones. Which splits are seen (`tune`, tuned
+ * on) and which are blind comes from the ledger, eval/SPLITS.md: a blind split is answered only
+ * with `--blind`, once, after the model change is final, and `--blind` is refused for any split
+ * the ledger marks seen.
  *
  *   npx tsx eval/answers.ts [--misses] [--sweep] [--threshold 0.37] [--set knob=value]...
  *     [--passages 8] [--split tune] [--blind]
@@ -55,12 +58,13 @@ function report(
   questions: readonly AnswerQuestion[],
   answers: string[],
   passages: Passage[][],
-  splits: readonly string[],
+  splits: AnswerSplits,
+  reported: readonly string[],
 ) {
   const judged = questions.map((q, i) => judge(q, answers[i] ?? '', passages[i] ?? [], NO_ANSWER));
   console.log(`\n${HEADER}\n${HEADER.replace(/[^|]/g, '-')}`);
-  for (const split of splits) {
-    const keep = (q: AnswerQuestion) => inSplit(q, split);
+  for (const split of reported) {
+    const keep = (q: AnswerQuestion) => inSplit(q, split, splits);
     const picked = questions.flatMap((q, i) => (keep(q) ? [[q, judged[i]] as const] : []));
     const scores = tally(
       picked.map(([q]) => q),
@@ -82,19 +86,25 @@ async function retrieveAll(
 }
 
 /** The tuning questions answered wrong: no fact, or an off-topic one answered. */
-function printMisses(questions: readonly AnswerQuestion[], answers: string[], judged: Judged[]) {
-  console.log('\ntuning misses (dev, heldout to heldout5)');
+function printMisses(
+  questions: readonly AnswerQuestion[],
+  answers: string[],
+  judged: Judged[],
+  splits: AnswerSplits,
+) {
+  console.log(`\ntuning misses (${splits.seen.join(', ')})`);
   questions.forEach((q, i) => {
     const j = judged[i];
-    if (!inSplit(q, 'tune') || j === undefined) return;
+    if (!inSplit(q, 'tune', splits) || j === undefined) return;
     if (q.off_topic === undefined ? j.fact : j.refused) return;
     console.log(`  ${q.id} ${q.question}\n    want: ${q.answer_contains ?? 'a refusal'}`);
     console.log(`    got:  ${answers[i] ?? ''}`);
   });
 }
 
-async function main(): Promise<void> {
+async function main(argv: string[]): Promise<void> {
   const { values } = parseArgs({
+    args: argv,
     options: {
       misses: { type: 'boolean', default: false },
       sweep: { type: 'boolean', default: false },
@@ -104,16 +114,14 @@ async function main(): Promise<void> {
       passages: { type: 'string', default: '8' },
       /** `tune` while tuning. */
       split: { type: 'string' },
-      /** Also answer the blind split (for the report only). */
+      /** Also answer the blind splits of eval/SPLITS.md (for the report only). */
       blind: { type: 'boolean', default: false },
     },
   });
-  if (values.split === BLIND_SPLIT && !values.blind) {
-    throw new Error(`${BLIND_SPLIT} is blind: answered only with --blind, for the report`);
-  }
-  const questions = (await loadAnswerQuestions(join(here, 'answers.json'))).filter(
-    (q) => values.blind || q.split !== BLIND_SPLIT,
-  );
+  const all = await loadAnswerQuestions(join(here, 'answers.json'));
+  const splits = answerSplits(await readLedger(), all);
+  const plan = planSplits(splits, { split: values.split, blind: values.blind });
+  const questions = all.filter((q) => plan.answered.has(q.split));
   const embeddings = new HashedEmbeddings({ dimensions: 768 });
   const pipeline = await indexCorpus(join(here, 'corpus'), embeddings);
   try {
@@ -121,7 +129,7 @@ async function main(): Promise<void> {
     const passages = await retrieveAll(pipeline.search, questions, limit);
     if (values.sweep) {
       const dev = questions.flatMap((q, i) =>
-        inSplit(q, 'tune') ? [{ q, passages: passages[i] ?? [] }] : [],
+        inSplit(q, 'tune', splits) ? [{ q, passages: passages[i] ?? [] }] : [],
       );
       sweep(dev);
       return;
@@ -142,15 +150,23 @@ async function main(): Promise<void> {
       answers.push(await answerOf(provider, q.question, passages[i] ?? []));
     }
     console.log(`${questions.length} questions, ${limit} passages each; model ${provider.model}`);
-    const splits =
-      values.split !== undefined
-        ? [values.split]
-        : SPLITS.filter((s) => values.blind || s !== BLIND_SPLIT);
-    const judged = report(questions, answers, passages, splits);
-    if (values.misses) printMisses(questions, answers, judged);
+    console.log(
+      `seen (tune): ${splits.seen.join(', ')}; blind: ${splits.blind.join(', ') || 'none'}`,
+    );
+    const judged = report(questions, answers, passages, splits, plan.reported);
+    if (values.misses) printMisses(questions, answers, judged, splits);
   } finally {
     await pipeline.close();
   }
 }
 
-if (process.argv[1] === import.meta.filename) await main();
+if (process.argv[1] === import.meta.filename) {
+  try {
+    await main(process.argv.slice(2));
+  } catch (error) {
+    // A refusal of the ledger is a message for the person running it, not a crash.
+    if (!(error instanceof LedgerError)) throw error;
+    console.error(`eval/answers.ts: ${error.message}`);
+    process.exitCode = 2;
+  }
+}

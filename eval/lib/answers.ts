@@ -1,13 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { Passage } from '../../src/providers/llm/types.js';
-
-/** The split kept blind: answered only for the report after a model change. */
-export const BLIND_SPLIT = 'heldout6';
+import { LedgerError, type LedgerRow } from './splits.js';
 
 /** A question of eval/answers.json: answerable (doc_key, answer_contains) or off-topic. */
 export interface AnswerQuestion {
   id: string;
-  split: 'dev' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4' | 'heldout5' | 'heldout6';
+  /** A split of the ledger (eval/SPLITS.md). */
+  split: string;
   question: string;
   doc_key?: string;
   /** The asked-for fact: an exact substring the answer must carry. */
@@ -16,22 +15,91 @@ export interface AnswerQuestion {
   off_topic?: string;
 }
 
+const QUESTIONS = 'eval/answers.json';
+
 /**
- * The splits reported. `tune` (dev and heldout to heldout5: all seen, now tuned on) is what every
- * tuning decision is made on; `heldout6` is blind, for the report after the next model change:
- * its questions are not even answered unless `--blind` asks for them (eval/answers.ts), so no run
- * while tuning can show it. `all` is every question answered.
+ * The splits of eval/answers.json as the ledger (eval/SPLITS.md) marks them. `seen` splits form
+ * `tune`, which every tuning decision is made on; `blind` ones are answered only with `--blind`,
+ * for the report after a model change, so no run while tuning can show them.
  */
-const SEEN = ['dev', 'heldout', 'heldout2', 'heldout3', 'heldout4', 'heldout5'] as const;
+export interface AnswerSplits {
+  seen: readonly string[];
+  blind: readonly string[];
+}
 
-export const SPLITS = ['tune', ...SEEN, BLIND_SPLIT, 'all'] as const;
+export function answerSplits(
+  ledger: readonly LedgerRow[],
+  questions: readonly AnswerQuestion[],
+): AnswerSplits {
+  const rows = ledger.filter((r) => r.questions === QUESTIONS);
+  const listed = new Set(rows.map((r) => r.split));
+  const missing = [...new Set(questions.map((q) => q.split))].filter((s) => !listed.has(s));
+  if (missing.length > 0) {
+    throw new LedgerError(
+      `${QUESTIONS} has split ${missing.join(', ')}, which eval/SPLITS.md does not list: ` +
+        'add its row (written, first looked at, status) before running it',
+    );
+  }
+  const of = (status: LedgerRow['status']) =>
+    rows.filter((r) => r.status === status).map((r) => r.split);
+  return { seen: of('seen'), blind: of('blind') };
+}
 
-const TUNING: ReadonlySet<string> = new Set(SEEN);
+/** What a run answers and which rows it prints. */
+export interface SplitPlan {
+  /** The splits whose questions are answered. */
+  answered: ReadonlySet<string>;
+  /** The rows reported: `tune`, splits, `all`. */
+  reported: readonly string[];
+}
 
-/** Whether a question belongs to a split name of `SPLITS` (or to that one split). */
-export function inSplit(q: AnswerQuestion, split: string): boolean {
+/**
+ * The run `--split` and `--blind` ask for, or a refusal. `--blind` asks for blind figures: it is
+ * refused for a split the ledger marks seen, for `tune` and `all` (which hold seen splits), for a
+ * split the ledger does not list, and when no split is blind. A blind split is answered only with
+ * `--blind`.
+ */
+export function planSplits(
+  splits: AnswerSplits,
+  request: { split?: string | undefined; blind: boolean },
+): SplitPlan {
+  const { split, blind } = request;
+  const known = [...splits.seen, ...splits.blind, 'tune', 'all'];
+  if (split !== undefined && !known.includes(split)) {
+    throw new LedgerError(
+      `${split} is not a split of eval/SPLITS.md (${known.join(', ')}): a split is answered ` +
+        'only once the ledger lists it',
+    );
+  }
+  if (blind) {
+    if (split !== undefined && !splits.blind.includes(split)) {
+      const what = split === 'tune' || split === 'all' ? 'holds seen splits' : 'is seen';
+      throw new LedgerError(
+        `--blind asks for blind figures, and ${split} ${what} (eval/SPLITS.md): its figures ` +
+          'are tuning-split figures. Run without --blind.',
+      );
+    }
+    if (splits.blind.length === 0) {
+      throw new LedgerError(
+        'eval/SPLITS.md marks no split blind: every split has been seen. Write a new split and ' +
+          'add its row before asking for blind figures.',
+      );
+    }
+  } else if (split !== undefined && splits.blind.includes(split)) {
+    throw new LedgerError(
+      `${split} is blind (eval/SPLITS.md): answered only with --blind, once, for the report`,
+    );
+  }
+  const answered = new Set(blind ? [...splits.seen, ...splits.blind] : splits.seen);
+  const reported =
+    split !== undefined ? [split] : ['tune', ...splits.seen, ...(blind ? splits.blind : []), 'all'];
+  return { answered, reported };
+}
+
+/** Whether a question belongs to a reported row: `tune` (the seen splits), `all`, or one split. */
+export function inSplit(q: AnswerQuestion, split: string, splits: AnswerSplits): boolean {
   if (split === 'all') return true;
-  if (split === 'tune') return TUNING.has(q.split);
+  if (split === 'tune') return splits.seen.includes(q.split);
   return q.split === split;
 }
 

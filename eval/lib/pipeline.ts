@@ -1,3 +1,4 @@
+import { LexicalIndex } from '../../src/modules/knowledge/lexical/index.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -60,7 +61,9 @@ export async function indexCorpus(
   const database = await openDatabase({ url: options.databaseUrl });
   const dir = await mkdtemp(join(tmpdir(), 'retrieval-eval-'));
   const pool = new ExtractionPool({ threads: 1, maxHeapMb: 1024 });
+  let lexical: LexicalIndex | undefined;
   const close = async () => {
+    await lexical?.close();
     await pool.destroy();
     await database.close();
     await rm(dir, { recursive: true, force: true });
@@ -80,7 +83,7 @@ export async function indexCorpus(
       options,
     );
     const jobs: string[] = [];
-    const sink = { enqueue: (id: string) => Promise.resolve(void jobs.push(id)) };
+    const sink = { enqueue: (job: { id: string }) => Promise.resolve(void jobs.push(job.id)) };
     const audit = new AuditService(db);
     const knowledge = new KnowledgeService(db, files, vectors, audit, sink, log, 0, states);
     const actor = { id: randomUUID(), email: 'eval@example.test' };
@@ -119,13 +122,15 @@ export async function indexCorpus(
       sql`select id, doc_key as "docKey", text from kb_chunks
            where active and not superseded order by doc_key, chunk_index`,
     );
+    lexical = new LexicalIndex(db, { log, maxStalenessMs: 0 });
+    const index = lexical;
     return {
       database,
-      search: new SearchService(db, embeddings, vectors),
+      search: new SearchService(db, embeddings, vectors, index),
       embeddings,
       vectors,
       chunks,
-      withTuning: (tuning) => new SearchService(db, embeddings, vectors, tuning),
+      withTuning: (tuning) => new SearchService(db, embeddings, vectors, index, tuning),
       close,
     };
   } catch (err) {
