@@ -88,6 +88,16 @@ describe('PocketSphinx with a knowledge-base language model', () => {
     }
   });
 
+  it('a decoder replacing a crashed one starts with the adapted model', async () => {
+    await provider.setAdaptedModel({ arpaPath, weight: 0.7 });
+    await provider.crashForTest(0);
+    // Both decoders idle again: the replacement is built (the test's deadline bounds the wait).
+    while (provider.stats().idle < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await both()).toEqual([SENTENCE, SENTENCE]);
+    expect(provider.stats().replaced).toBe(1);
+    await provider.setAdaptedModel(null);
+  });
+
   it('loads a new model between utterances, never in the middle of one', async () => {
     const events: string[] = [];
     const running = collect(
@@ -126,7 +136,7 @@ describe('PocketSphinx with a knowledge-base language model', () => {
       provider.setAdaptedModel({ arpaPath: truncated, weight: 0.5 }),
     ).rejects.toMatchObject({ message: expect.stringMatching(/ARPA/) });
     for (const text of await both()) expect(text).not.toBe(SENTENCE);
-    expect(provider.stats().replaced).toBe(0);
+    expect(provider.stats().replaced).toBe(1);
   });
 
   it('never lets the adapted model replace the generic one: 0 < weight < 1', () => {

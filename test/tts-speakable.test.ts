@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { speakable, splitForSpeech } from '../src/providers/tts/speakable.js';
+import { numberWords, spokenWords } from '../src/providers/tts/spoken-words.js';
 
 const cases: [string, string][] = [
   // citation markers
@@ -110,5 +111,53 @@ describe('splitForSpeech', () => {
   it('cuts text without spaces hard', () => {
     const pieces = splitForSpeech('a'.repeat(250), 100);
     expect(pieces.map((p) => p.length)).toEqual([100, 100, 50]);
+  });
+});
+
+describe('spokenWords', () => {
+  // Each expectation is what `flite -pw` prints for the sentence's speakable form.
+  it.each([
+    [
+      'Start metformin at 500 mg once daily [1].',
+      'start metformin at five hundred milligrams once daily',
+    ],
+    [
+      'Do not start metformin when the eGFR is below 30.',
+      'do not start metformin when the e g f r is below thirty',
+    ],
+    ['HbA1c 48 mmol/mol.', 'h b a one c forty eight millimoles per mole'],
+    ['BP 140/90 mmHg.', 'b p one hundred forty over ninety millimetres of mercury'],
+    ['Take 0.25 mg.', 'take zero point two five milligrams'],
+    ['GLP-1 and SGLT2 inhibitors.', 'g l p one and s g l t two inhibitors'],
+    ['NSAIDs raise BP.', 'en saids raise b p'],
+    ['Patients with COVID-19.', 'patients with covid nineteen'],
+    ['[1]', ''],
+  ])('%j is said as %j', (text, words) => {
+    expect(spokenWords(text).join(' ').toLowerCase()).toBe(words);
+  });
+
+  it.each([
+    ['0', 'zero'],
+    ['07', 'zero seven'],
+    ['15', 'fifteen'],
+    ['101', 'one hundred one'],
+    ['126', 'one hundred twenty six'],
+    ['1050', 'one thousand fifty'],
+    ['1500', 'one thousand five hundred'],
+    ['1800', 'eighteen hundred'],
+    ['1909', 'nineteen oh nine'],
+    ['1999', 'nineteen ninety nine'],
+    ['2001', 'two thousand one'],
+    ['2010', 'twenty ten'],
+    ['2110', 'twenty one ten'],
+    ['3500', 'three thousand five hundred'],
+    ['10001', 'ten thousand one'],
+    ['1234567', 'one million two hundred thirty four thousand five hundred sixty seven'],
+  ])('reads %s as Flite does: %s', (digits, words) => {
+    expect(numberWords(digits).join(' ')).toBe(words);
+  });
+
+  it('counts a number as one word in a language whose numbers it does not read', () => {
+    expect(spokenWords('Geben Sie 500 mg.', 'de-DE')).toEqual(['Geben', 'Sie', '500', 'mg']);
   });
 });

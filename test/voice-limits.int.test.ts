@@ -1,3 +1,5 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -119,6 +121,10 @@ describe('voice limits and the knowledge-base model', () => {
     expect(rebuilt?.chunks).toBe(2);
     expect(rebuilt?.builtAt).not.toBe(built?.builtAt);
     expect(rebuilt?.ngrams?.[0]).toBeGreaterThan(built?.ngrams?.[0] ?? 0);
+    // The current model's file stays (a decoder replacing a crashed one loads it); the one it
+    // replaced is gone.
+    const voiceDir = path.join(t.deps.config.dataDir, 'voice');
+    expect((await readdir(voiceDir)).filter((f) => f.endsWith('.arpa'))).toHaveLength(1);
     // "metformin" is not in the recognizer's dictionary: the model brings its pronunciation.
     expect(built?.addedWords).toBeGreaterThan(0);
     const { payload, contentType } = multipartBody([

@@ -1,11 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { heardText } from '../src/modules/voice/heard.js';
-import { AsyncQueue } from '../src/platform/async-queue.js';
-import { speechSplitter } from '../src/modules/voice/sentences.js';
-import { createTts } from '../src/providers/tts/index.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
+import { heardFromReceived, receivedSentences, saidWords } from './helpers/heard-audio.js';
 import { uploadNew, waitForJob } from './helpers/knowledge.js';
 import { noise, silence, speak, tone } from './helpers/speech-audio.js';
 import { ChatClient, listenLocal, type Frame } from './helpers/ws-client.js';
@@ -36,24 +33,45 @@ interface Message {
   interrupted: boolean;
 }
 
-/** The answer's sentences as the pipeline speaks them, each with its audio's duration. */
-async function timedSentences(text: string) {
-  const splitter = speechSplitter();
-  const sentences = [...splitter.push(text), ...splitter.flush()];
-  const tts = createTts({ provider: 'local', timeoutMs: 10_000 });
-  const ms = sentences.map(() => 0);
-  const input = new AsyncQueue<string>();
-  for (const s of sentences) input.push(s);
-  input.end();
-  const options = { signal: new AbortController().signal, sampleRate: 16_000 };
-  for await (const chunk of tts.synthesize(input, options)) {
-    ms[chunk.sentence] = (ms[chunk.sentence] ?? 0) + chunk.pcm.length / 32;
+/**
+ * Waits until the client has received whole a sentence of the answer in which a displayed word is
+ * said as several (by Flite): the sentence, where its audio starts in the answer, how many words
+ * are said in all, the displayed words up to that one with the words said up to each, and its index.
+ * Quick (a few Flite runs): the answer goes on playing meanwhile.
+ */
+async function sentenceWithLongWord(client: ChatClient, responseId: unknown) {
+  const checked = new Set<number>();
+  for (;;) {
+    const from = client.frames.length;
+    const sentences = receivedSentences(client, responseId);
+    let start = 0;
+    for (const sentence of sentences) {
+      if (sentence.whole && !checked.has(sentence.index)) {
+        checked.add(sentence.index);
+        const displayed = sentence.text.split(/\s+/);
+        const words: { word: string; said: number }[] = [];
+        for (const [i, word] of displayed.entries()) {
+          const said = await saidWords(displayed.slice(0, i + 1).join(' '));
+          words.push({ word, said });
+          if (said - (words[i - 1]?.said ?? 0) >= 2) {
+            return { start, sentence, total: await saidWords(sentence.text), words, at: i };
+          }
+        }
+      }
+      start += sentence.ms;
+    }
+    if (sentences.at(-1)?.whole === true) throw new Error('no sentence has a word said as several');
+    await client.next(
+      (f) => f.type === 'audio.output' && f.response_id === responseId,
+      30_000,
+      from,
+    );
   }
-  await tts.close();
-  return sentences.map((s, i) => ({ text: s, ms: ms[i] ?? 0 }));
 }
 
-describe('voice socket', () => {
+// Speech runs at real time and the first turn loads the decoders: every test may take as long as
+// the waits inside it (up to 60 s on a loaded machine), not the suite's default 30 s.
+describe('voice socket', { timeout: 120_000 }, () => {
   let t: TestApp;
   let port: number;
   let user: TestUser;
@@ -187,17 +205,21 @@ describe('voice socket', () => {
     const first = await client.next((f) => f.type === 'audio.output', 30_000);
     const firstAt = performance.now();
     const interruption = await speak('stop please, that is enough');
-    await sleep(Math.max(0, 1500 - (performance.now() - firstAt)));
+    // Spoken over the answer once its first sentence has been received whole.
+    await client.next((f) => f.type === 'audio.output' && Number(f.sentence) > 0, 30_000);
     const from = client.frames.length;
     const streaming = stream(client, Buffer.concat([interruption, silence(800)]), 100);
     await client.next((f) => f.type === 'voice.state' && f.state === 'CANCELLED', 10_000, from);
-    // What this client played: real time since the first audio, at most the audio it received.
-    const mine = client.ofType('audio.output').filter((f) => f.response_id === first.response_id);
-    const receivedMs = mine.reduce(
-      (ms, f) => ms + Buffer.from(String(f.audio), 'base64').length / 32,
-      0,
+    // What this client played: real time since the first audio, at most the audio it received,
+    // and (so that this client can tell which words that was) at most the end of the last sentence
+    // it received whole: where the words of a sentence received in part fall, it cannot know.
+    const sentences = receivedSentences(client, first.response_id);
+    const receivedMs = sentences.reduce((ms, s) => ms + s.ms, 0);
+    const wholeMs = sentences.filter((s) => s.whole).reduce((ms, s) => ms + s.ms, 0);
+    const realMs = Math.min(receivedMs, performance.now() - firstAt);
+    const playedMs = Math.floor(
+      realMs <= wholeMs || sentences.at(-1)?.whole === true ? realMs : wholeMs,
     );
-    const playedMs = Math.round(Math.min(receivedMs, performance.now() - firstAt));
     client.send({
       type: 'response.truncate',
       response_id: first.response_id,
@@ -213,17 +235,17 @@ describe('voice socket', () => {
     );
     const cancelledAt = client.frames.findIndex((f, i) => i >= from && f.state === 'CANCELLED');
     expect(lastAudio).toBeLessThan(cancelledAt);
-    // The stored text is the text of the first `playedMs` of the answer's audio, as the same
-    // speech engine times each sentence.
+    // The stored text is the text of the first `playedMs` of the audio this client received.
+    const expected = await heardFromReceived(sentences, playedMs);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(complete.text, JSON.stringify({ sentences, playedMs })).toBe(expected);
     const full = client
       .ofType('response.delta')
       .filter((f) => f.response_id === first.response_id)
       .map((f) => String(f.text))
       .join('');
-    const expected = heardText(await timedSentences(full), playedMs);
-    expect(expected.length).toBeGreaterThan(0);
-    expect(complete.text).toBe(expected);
     expect(String(complete.text).length).toBeLessThan(full.trim().length);
+    expect(full.replace(/\s+/g, ' ').trim()).toContain(sentences.map((s) => s.text).join(' '));
     const transcript = await client.next((f) => f.type === 'transcript.complete');
     const stored = await t.app.inject({
       method: 'GET',
@@ -237,7 +259,42 @@ describe('voice socket', () => {
       content: expected,
       interrupted: true,
     });
-  });
+  }, 60_000);
+
+  it('cuts the stored answer inside a sentence by the words said, not the words displayed', async () => {
+    // A displayed word said as several ("500": "five hundred"), cut inside it and just after it.
+    for (const cut of ['inside', 'after'] as const) {
+      const client = await connect();
+      client.send({ type: 'text.input', text: 'What dose of metformin should be started?' });
+      const first = await client.next((f) => f.type === 'audio.output', 30_000);
+      const target = await sentenceWithLongWord(client, first.response_id);
+      const { start, sentence, total, words, at } = target;
+      const before = at === 0 ? 0 : (words[at - 1]?.said ?? 0);
+      const heard = cut === 'inside' ? before + 1 : (words[at]?.said ?? 0);
+      // The middle of the next word's share of the sentence's audio: clear of both its ends.
+      const audioEndMs = Math.round(start + ((heard + 0.5) / total) * sentence.ms);
+      client.send({
+        type: 'response.truncate',
+        response_id: first.response_id,
+        audio_end_ms: audioEndMs,
+      });
+      const complete = await client.next((f) => f.type === 'response.complete', 30_000);
+      const received = receivedSentences(client, first.response_id);
+      const expected = await heardFromReceived(received, audioEndMs);
+      // What that is, said plainly: the whole sentences before, then the words up to the long
+      // one, which is kept only when all of it was said.
+      const kept = words.slice(0, cut === 'inside' ? at : at + 1).map((w) => w.word);
+      const whole = received.filter((s) => s.index < sentence.index).map((s) => s.text);
+      expect(expected).toBe([...whole, ...kept].join(' '));
+      expect(complete.interrupted).toBe(true);
+      expect(complete.text).toBe(expected);
+      const conversations = dataOf<{ items: { id: string }[] }>(
+        await t.app.inject({ method: 'GET', url: '/conversations', headers: bearer(user.access) }),
+      ).items;
+      const all = (await Promise.all(conversations.map((c) => thread(c.id)))).flat();
+      expect(all.find((m) => m.id === complete.message_id)?.content).toBe(expected);
+    }
+  }, 120_000);
 
   it('holds the audio for a click over the answer, then goes on without interrupting', async () => {
     const client = await connect();
@@ -262,10 +319,17 @@ describe('voice socket', () => {
     expect(states(client).slice(-2)).toEqual(['CANCELLED', 'IDLE']);
   });
 
-  it('ends the utterance on audio.commit without waiting for silence (push to talk)', async () => {
-    const client = await connect();
+  it('ends the utterance on audio.commit; a second commit, or one before any audio, is acknowledged silently', async () => {
+    const s = await session();
+    const client = await connect(user.access, s.socket_url);
+    // Nothing heard yet: nothing to commit, and nothing said about it.
+    client.send({ type: 'audio.commit', request_ref: 'before-audio' });
+    await client.roundTrip();
+    expect(client.frames.map((f) => f.type)).toEqual(['connected', 'pong']);
+    // Push to talk released: the client commits, twice (a double click, a retry).
     await stream(client, Buffer.concat([silence(300), await speak('what dose of metformin')]));
     client.send({ type: 'audio.commit' });
+    client.send({ type: 'audio.commit', request_ref: 'again' });
     const processing = await client.next(
       (f) => f.type === 'voice.state' && f.state === 'PROCESSING',
       20_000,
@@ -273,12 +337,68 @@ describe('voice socket', () => {
     expect(processing.reason).toBe('commit');
     const transcript = await client.next((f) => f.type === 'transcript.complete', 20_000);
     expect(String(transcript.text)).toMatch(/dose|metformin|what/);
-    await client.next((f) => f.type === 'response.complete', 30_000);
-    // Nothing left to commit: an error, and the socket goes on.
-    client.send({ type: 'audio.commit', request_ref: 'again' });
-    const error = await client.next((f) => f.type === 'error');
-    expect(error).toMatchObject({ code: 'VALIDATION_ERROR', request_ref: 'again' });
+    const complete = await client.next((f) => f.type === 'response.complete', 30_000);
+    await client.next((f) => f.type === 'voice.state' && f.state === 'IDLE', 30_000);
+    // And once more after the answer: still nothing to commit.
+    client.send({ type: 'audio.commit', request_ref: 'after' });
+    await client.roundTrip();
+    expect(client.ofType('error')).toEqual([]);
+    expect(states(client)).toEqual(['LISTENING', 'PROCESSING', 'SPEAKING', 'IDLE']);
+    expect(client.ofType('transcript.complete')).toHaveLength(1);
+    const messages = await thread(s.conversation_id);
+    expect(messages.map((m) => [m.role, m.content])).toEqual([
+      ['user', transcript.text],
+      ['assistant', complete.text],
+    ]);
   });
+
+  it('acknowledges silently the commit of a push to talk whose end the detector found first', async () => {
+    const s = await session();
+    const client = await connect(user.access, s.socket_url);
+    const question = await speak('what dose of metformin');
+    /** One press of the button: speech, then enough silence for the detector to end it. */
+    const press = async () => {
+      const from = client.frames.length;
+      await stream(client, Buffer.concat([silence(300), question, silence(1200)]));
+      return from;
+    };
+    // Released at once: the commit arrives while the answer is being prepared.
+    const first = await press();
+    client.send({ type: 'audio.commit', request_ref: 'late' });
+    await client.next((f) => f.type === 'response.complete', 60_000, first);
+    await client.next((f) => f.type === 'voice.state' && f.state === 'IDLE', 60_000, first);
+    // Held through the whole answer: more silence, then the commit, with the session IDLE.
+    const second = await press();
+    await client.next((f) => f.type === 'response.complete', 60_000, second);
+    await client.next((f) => f.type === 'voice.state' && f.state === 'IDLE', 60_000, second);
+    await stream(client, silence(600));
+    client.send({ type: 'audio.commit', request_ref: 'held' });
+    // A typed question next: any turn the commit had started would come before its answer.
+    const typed = client.frames.length;
+    client.send({ type: 'text.input', text: 'What dose of metformin?' });
+    await client.next((f) => f.type === 'response.complete', 60_000, typed);
+    await client.next((f) => f.type === 'voice.state' && f.state === 'IDLE', 60_000, typed);
+    expect(client.ofType('error')).toEqual([]);
+    const turn = ['LISTENING', 'PROCESSING', 'SPEAKING', 'IDLE'];
+    expect(states(client)).toEqual([...turn, ...turn, 'PROCESSING', 'SPEAKING', 'IDLE']);
+    expect(client.ofType('voice.state').filter((f) => f.reason === 'commit')).toEqual([]);
+    // Two spoken questions and the typed one; none empty.
+    const transcripts = client.ofType('transcript.complete');
+    expect(transcripts.map((f) => f.message_id === null || f.text === '')).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    const messages = await thread(s.conversation_id);
+    expect(messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+  }, 180_000);
 
   it('runs the calculator as a tool and speaks its result', async () => {
     const client = await connect();

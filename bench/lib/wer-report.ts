@@ -3,11 +3,16 @@ import { wordErrorRate, type WordEdits } from './wer.js';
 
 /** The voice WER benchmark's figures and its Markdown section. */
 
-export type Split = 'tune' | 'heldout' | 'general';
+/**
+ * The sets: the clinical questions' tuning and held-out halves and everyday sentences (spoken by
+ * the engines), a person's recorded phrases and numbers (human).
+ */
+export type Split = 'tune' | 'heldout' | 'general' | 'phrases' | 'numbers';
 export const SPLITS: readonly Split[] = ['tune', 'heldout', 'general'];
 
 export interface Result {
   config: string;
+  source: string;
   voice: string;
   split: Split;
   id: string;
@@ -18,14 +23,28 @@ export interface Result {
 }
 
 export const werOf = (results: readonly Result[], config: string, voice: string, split: Split) =>
+  werOver(results, config, [voice], split);
+
+/** The WER of a set over several voices together (all their errors over all their words). */
+export const werOver = (
+  results: readonly Result[],
+  config: string,
+  voices: readonly string[],
+  split: Split,
+) =>
   wordErrorRate(
     results
-      .filter((r) => r.config === config && r.voice === voice && r.split === split)
+      .filter((r) => r.config === config && voices.includes(r.voice) && r.split === split)
       .map((r) => r.edits),
   );
 
-export function realTimeFactor(results: readonly Result[], config: string): number {
-  const mine = results.filter((r) => r.config === config);
+/** Decoding time over audio time, over the clips of `voices`. */
+export function realTimeFactor(
+  results: readonly Result[],
+  config: string,
+  voices: readonly string[],
+): number {
+  const mine = results.filter((r) => r.config === config && voices.includes(r.voice));
   const decode = mine.reduce((s, r) => s + r.decodeSeconds, 0);
   return decode / mine.reduce((s, r) => s + r.audioSeconds, 0);
 }
@@ -62,12 +81,13 @@ export function werTable(
   results: readonly Result[],
   configs: readonly string[],
   voices: readonly string[],
+  splits: readonly Split[] = SPLITS,
 ) {
-  const head = ['model', ...voices.flatMap((v) => SPLITS.map((s) => `${v} ${s}`)), 'RTF'];
+  const head = ['model', ...voices.flatMap((v) => splits.map((s) => `${v} ${s}`)), 'RTF'];
   const rows = configs.map((c) => [
     c,
-    ...voices.flatMap((v) => SPLITS.map((s) => f(werOf(results, c, v, s)))),
-    realTimeFactor(results, c).toFixed(3),
+    ...voices.flatMap((v) => splits.map((s) => f(werOf(results, c, v, s)))),
+    realTimeFactor(results, c, voices).toFixed(3),
   ]);
   return table(head, rows);
 }

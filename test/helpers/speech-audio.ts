@@ -47,7 +47,9 @@ export async function tone(ms: number, frequency: number, volume: number): Promi
 async function synth(seconds: number, what: string[], volume: number): Promise<Buffer> {
   const { stdout } = await run(
     'sox',
-    ['-n', ...RAW_PCM16, '-', 'synth', String(seconds), ...what, 'vol', String(volume)],
+    // -R: the same noise every run, so a test on noise passes or fails the same way each time
+    // (CI once got a brown noise the detector heard as speech).
+    ['-R', '-n', ...RAW_PCM16, '-', 'synth', String(seconds), ...what, 'vol', String(volume)],
     { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
   );
   return stdout;

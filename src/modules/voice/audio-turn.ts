@@ -44,28 +44,16 @@ export async function answerAudio(
     audio: null,
   };
   if (transcript === '') return empty;
-  const question = await deps.messages.append(user.id, conversationId, {
-    branchId: MAIN_BRANCH,
-    role: 'user',
-    content: transcript,
-  });
-  const id = crypto.randomUUID();
-  const outcome = await deps.chat.generate(user.id, question.message, id, signal, () => undefined);
-  const stored = await deps.messages.append(user.id, conversationId, {
-    id,
-    branchId: question.message.branchId,
-    role: 'assistant',
-    content: outcome.content,
-    citations: outcome.citations,
-    toolCalls: outcome.toolCalls,
-    interrupted: outcome.interrupted,
-  });
+  const turn = await storeTurn(deps, user, conversationId, transcript, signal);
+  // The client went away before its turn came: nothing is stored, nobody reads the answer.
+  if (turn === undefined) return empty;
+  const { question, answer, outcome } = turn;
   const rate = deps.limits.outputSampleRate;
   const speech = await speak(deps, outcome.content, settings, rate, signal);
   return {
     ...empty,
-    user_message_id: question.message.id,
-    message_id: stored.message.id,
+    user_message_id: question.id,
+    message_id: answer.id,
     response_text: outcome.content,
     citations: outcome.citations,
     audio:
@@ -73,6 +61,40 @@ export async function answerAudio(
         ? null
         : { format: 'wav', sample_rate: rate, data: speech.toString('base64') },
   };
+}
+
+/**
+ * Stores the question and the chat engine's answer to it in the branch's turn (DECISIONS 4: a
+ * chat answer generating there goes first); undefined when `signal` ended the wait for it.
+ */
+async function storeTurn(
+  deps: VoiceDeps,
+  user: AuthUser,
+  conversationId: string,
+  text: string,
+  signal: AbortSignal,
+) {
+  const id = crypto.randomUUID();
+  const place = await deps.chat.turns.take(conversationId, MAIN_BRANCH, id, signal);
+  if (place === undefined) return undefined;
+  try {
+    const question = await deps.messages.append(user.id, conversationId, {
+      branchId: MAIN_BRANCH,
+      role: 'user',
+      content: text,
+    });
+    const outcome = await deps.chat.generate(
+      user.id,
+      question.message,
+      id,
+      signal,
+      () => undefined,
+    );
+    const answer = await deps.messages.appendAnswer(user.id, question.message, id, outcome);
+    return { question: question.message, answer: answer.message, outcome };
+  } finally {
+    await place.release();
+  }
 }
 
 async function recognise(deps: VoiceDeps, pcm: Buffer, language: string, signal: AbortSignal) {

@@ -1,5 +1,6 @@
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
+import type { Outages } from '../../platform/outages.js';
 import type { SttProvider } from '../../providers/stt/types.js';
 import type { TtsProvider } from '../../providers/tts/types.js';
 import type { ChatService } from '../chat/service.js';
@@ -42,5 +43,7 @@ export interface VoiceDeps {
   warm(): void;
   metrics: Metrics;
   log: Logger;
+  /** Lost dependencies: what a failed frame or turn is told (SERVICE_UNAVAILABLE), logged once. */
+  outages: Outages;
   limits: VoiceLimits;
 }

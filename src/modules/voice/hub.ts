@@ -92,9 +92,18 @@ export class VoiceHub {
     };
     let user: AuthUser;
     let settings: VoiceSettings;
+    // A lost dependency (Redis for the token check and the session) is no verdict on the client.
+    const unavailable = (err: unknown) => {
+      const refused = this.deps.outages.refusal(err);
+      if (refused !== undefined) {
+        refuse(CLOSE.unavailable, refused.code, refused.message, 'Service unavailable');
+      }
+      return refused !== undefined;
+    };
     try {
       user = await this.auth.authenticate(token);
     } catch (err) {
+      if (unavailable(err)) return;
       const message = err instanceof AppError ? err.message : 'Authentication required';
       refuse(CLOSE.unauthorized, 'UNAUTHORIZED', message, 'Unauthorized');
       return;
@@ -107,7 +116,8 @@ export class VoiceHub {
     try {
       settings =
         sessionId === null ? DEFAULT_SETTINGS : await this.deps.sessions.find(user.id, sessionId);
-    } catch {
+    } catch (err) {
+      if (unavailable(err)) return;
       refuse(sessionNotFound, 'NOT_FOUND', 'Voice session not found or expired', 'No session');
       return;
     }
@@ -135,6 +145,7 @@ export class VoiceHub {
     const send = (frame: VoiceServerFrame) => {
       if (ws.readyState !== ws.OPEN) return;
       if (ws.bufferedAmount > this.limits.sendBufferBytes) {
+        this.deps.metrics.wsSlowReaderCloses.inc({ endpoint });
         ws.close(CLOSE.slowReader, 'Client is not reading');
         return;
       }

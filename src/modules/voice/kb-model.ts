@@ -2,6 +2,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Db } from '../../db/client.js';
 import type { Logger } from '../../platform/logger.js';
+import type { OutageNotice } from '../../platform/outages.js';
 import { startThread } from '../../platform/threads.js';
 import { EN_US_DICTIONARY } from '../../providers/stt/kb-dictionary.js';
 import type { AdaptableSttProvider } from '../../providers/stt/index.js';
@@ -20,6 +21,8 @@ export interface KbModelOptions {
   pollMs: number;
   /** Characters of chunk text read at most; the model is built from the first ones (by chunk id). */
   maxChars: number;
+  /** Told of a failed check first: a lost database is logged there once, not per poll. */
+  outages?: OutageNotice;
 }
 
 /**
@@ -45,6 +48,11 @@ export class KnowledgeLanguageModel {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private generation = 0;
+  /**
+   * The ARPA file of the model the recognizer uses. It is kept while that model is current: a
+   * decoder thread started later (one replacing a crashed or stalled one) loads it from there.
+   */
+  private currentArpa: string | undefined;
 
   constructor(private readonly options: KbModelOptions) {}
 
@@ -65,6 +73,14 @@ export class KnowledgeLanguageModel {
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.running;
+    await this.replaceArpa(undefined);
+  }
+
+  /** Makes `next` the current model's file and removes the one it replaces. */
+  private async replaceArpa(next: string | undefined): Promise<void> {
+    const previous = this.currentArpa;
+    this.currentArpa = next;
+    if (previous !== undefined && previous !== next) await rm(previous, { force: true });
   }
 
   private async check(): Promise<void> {
@@ -75,6 +91,7 @@ export class KnowledgeLanguageModel {
       await this.rebuild();
       this.seen = fingerprint;
     } catch (err) {
+      if (this.options.outages?.noticed(err) === true) return;
       log.warn(
         { err },
         'knowledge-base language model not rebuilt; the recognizer keeps its model',
@@ -91,16 +108,20 @@ export class KnowledgeLanguageModel {
     const result = await build({ texts, dictionaryPath: EN_US_DICTIONARY, arpaPath });
     if (result.ngrams[0] <= 2) {
       await stt.setAdaptedModel(null);
+      await this.replaceArpa(undefined);
       this.status = { builtAt: new Date(), chunks: texts.length, ngrams: null, addedWords: 0 };
       log.info({ chunks: texts.length }, 'knowledge base has no words to adapt the recognizer to');
       return;
     }
     try {
       await stt.setAdaptedModel({ arpaPath, weight, words: result.words });
-    } finally {
-      // The decoders have read it (or failed to): the file is not needed any more.
+    } catch (err) {
+      // The recognizer went back to its generic model: no decoder will read either file again.
+      await this.replaceArpa(undefined);
       await rm(arpaPath, { force: true });
+      throw err;
     }
+    await this.replaceArpa(arpaPath);
     this.status = {
       builtAt: new Date(),
       chunks: texts.length,

@@ -136,6 +136,10 @@ export type VoiceServerFrame =
       format: 'pcm16';
       sample_rate: number;
       final: boolean;
+      /** 0-based index, in the answer, of the sentence this audio speaks (not on the final frame). */
+      sentence?: number;
+      /** That sentence as displayed, on its first audio frame only. */
+      sentence_text?: string;
     }
   | ToolCallFrame
   | ToolResultFrame

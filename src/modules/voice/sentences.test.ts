@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { heardText } from './heard.js';
 import { SentenceSplitter } from './sentences.js';
 
 /** Feeds `text` in pieces of `size` characters, as a model streams it. */
@@ -72,34 +71,5 @@ describe('SentenceSplitter', () => {
 
   it('gives nothing for blank text', () => {
     expect(split('   \n ', 2)).toEqual([]);
-  });
-});
-
-describe('heardText', () => {
-  const spoken = [
-    { text: 'Offer metformin first. [1]', ms: 2000 },
-    { text: 'Review it in three months. [2]', ms: 2500 },
-  ];
-
-  it('keeps whole sentences whose audio was played, with their markers', () => {
-    expect(heardText(spoken, 2000)).toBe('Offer metformin first. [1]');
-    expect(heardText(spoken, 4500)).toBe(
-      'Offer metformin first. [1] Review it in three months. [2]',
-    );
-    expect(heardText(spoken, 99_999)).toBe(
-      'Offer metformin first. [1] Review it in three months. [2]',
-    );
-  });
-
-  it('cuts the sentence being played at a word, in proportion, without its marker', () => {
-    // 5 spoken words in 2500 ms: 1250 ms played is 2.5 words, so 2.
-    expect(heardText(spoken, 3250)).toBe('Offer metformin first. [1] Review it');
-    expect(heardText(spoken, 4499)).toBe('Offer metformin first. [1] Review it in three');
-  });
-
-  it('is empty when nothing was played', () => {
-    expect(heardText(spoken, 0)).toBe('');
-    expect(heardText([], 5000)).toBe('');
-    expect(heardText(spoken, 100)).toBe('');
   });
 });

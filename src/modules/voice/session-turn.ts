@@ -56,57 +56,68 @@ export async function answerTurn(
 ): Promise<void> {
   const { messages, limits } = deps;
   const conversationId = await conversationOf(deps, ctx);
-  const question = await messages.append(ctx.user.id, conversationId, {
-    branchId: MAIN_BRANCH,
-    role: 'user',
-    content: text,
-  });
-  ctx.send({
-    type: 'transcript.complete',
-    utterance_id: utteranceId,
-    text,
-    message_id: question.message.id,
-  });
-  const started = performance.now();
-  const outcome = await runVoiceTurn(deps.chat, deps.tts, {
-    userId: ctx.user.id,
-    question: question.message,
-    responseId: turn.responseId,
-    signal: turn.controller.signal,
-    sampleRate: limits.outputSampleRate,
-    voice: ctx.settings.voice ?? undefined,
-    language: ctx.settings.language,
-    leadMs: limits.playbackLeadMs,
-    gate: turn.gate,
-    send: (frame) => {
-      ctx.send(frame);
-    },
-    onFirstAudio: () => ctx.fire({ type: 'first_audio' }),
-    truncated: async (played) => {
-      if (turn.truncateMs === undefined && played) {
-        await waitFor(() => turn.truncateMs !== undefined, limits.truncateGraceMs);
-      }
-      return turn.truncateMs;
-    },
-  });
-  const stored = await messages.append(ctx.user.id, conversationId, {
-    id: turn.responseId,
-    branchId: question.message.branchId,
-    role: 'assistant',
-    content: outcome.text,
-    citations: outcome.citations,
-    toolCalls: outcome.toolCalls,
-    interrupted: outcome.interrupted,
-  });
-  ctx.send({
-    type: 'response.complete',
-    response_id: turn.responseId,
-    message_id: stored.message.id,
-    text: outcome.text,
-    citations: outcome.citations,
-    interrupted: outcome.interrupted,
-  });
-  report(deps, ctx, turn, outcome, timing, started);
+  // Turns on a branch are sequential (DECISIONS 4): a chat answer generating there goes first.
+  const place = await deps.chat.turns.take(
+    conversationId,
+    MAIN_BRANCH,
+    turn.responseId,
+    turn.controller.signal,
+  );
+  if (place === undefined) {
+    // Cancelled (barge-in, response.cancel) before its turn came: nothing was stored.
+    ctx.fire({ type: 'cancel_done', listening: ctx.listening() });
+    return;
+  }
+  try {
+    const question = await messages.append(ctx.user.id, conversationId, {
+      branchId: MAIN_BRANCH,
+      role: 'user',
+      content: text,
+    });
+    ctx.send({
+      type: 'transcript.complete',
+      utterance_id: utteranceId,
+      text,
+      message_id: question.message.id,
+    });
+    const started = performance.now();
+    const outcome = await runVoiceTurn(deps.chat, deps.tts, {
+      userId: ctx.user.id,
+      question: question.message,
+      responseId: turn.responseId,
+      signal: turn.controller.signal,
+      sampleRate: limits.outputSampleRate,
+      voice: ctx.settings.voice ?? undefined,
+      language: ctx.settings.language,
+      leadMs: limits.playbackLeadMs,
+      gate: turn.gate,
+      send: (frame) => {
+        ctx.send(frame);
+      },
+      onFirstAudio: () => ctx.fire({ type: 'first_audio' }),
+      truncated: async (played) => {
+        if (turn.truncateMs === undefined && played) {
+          await waitFor(() => turn.truncateMs !== undefined, limits.truncateGraceMs);
+        }
+        return turn.truncateMs;
+      },
+    });
+    const stored = await messages.appendAnswer(ctx.user.id, question.message, turn.responseId, {
+      ...outcome,
+      content: outcome.text,
+    });
+    ctx.send({
+      type: 'response.complete',
+      response_id: turn.responseId,
+      message_id: stored.message.id,
+      text: outcome.text,
+      citations: outcome.citations,
+      interrupted: outcome.interrupted,
+    });
+    report(deps, ctx, turn, outcome, timing, started);
+  } finally {
+    await place.release();
+  }
 }
 
 async function conversationOf(deps: VoiceDeps, ctx: TurnContext): Promise<string> {

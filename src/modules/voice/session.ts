@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../../errors.js';
 import type { AuthUser } from '../auth/service.js';
 import type { VoiceDeps } from './deps.js';
 import type { VoiceClientFrame, VoiceErrorCode, VoiceServerFrame } from './protocol.js';
@@ -28,6 +27,11 @@ export class VoiceSession {
   pendingAudioBytes = 0;
   /** Utterances whose audio ended and which wait for the turn before them to finish. */
   private waiting = 0;
+  /**
+   * The server ended the last utterance (silence, or its length limit) and no `audio.commit` or
+   * new utterance came since: the client's next commit ends that same utterance, already ended.
+   */
+  private endedByServer = false;
   private closed = false;
 
   /** An answer is being prepared or spoken. */
@@ -55,19 +59,24 @@ export class VoiceSession {
   receive(frame: VoiceClientFrame, audio?: Buffer): void {
     const bytes = audio?.length ?? 0;
     this.pendingAudioBytes += bytes;
+    // The played position is taken on arrival: after a barge-in the turn waits only a short grace
+    // for it, and under load the frame could sit behind the audio frames queued before it.
+    if (frame.type === 'response.truncate') this.notePlayed(frame.response_id, frame.audio_end_ms);
     this.inbox = this.inbox
       .then(() => this.handle(frame, audio))
       .finally(() => {
         this.pendingAudioBytes -= bytes;
       })
       .catch((err: unknown) => {
-        if (err instanceof AppError) {
-          this.error(err.code as VoiceErrorCode, err.message, true, frame.request_ref);
-          return;
-        }
-        this.deps.log.error({ err, sessionId: this.id }, 'voice frame failed');
-        this.error('INTERNAL_ERROR', 'The frame could not be handled', true, frame.request_ref);
+        const told = this.failure(err, 'voice frame failed', 'The frame could not be handled');
+        this.error(told.code as VoiceErrorCode, told.message, true, frame.request_ref);
       });
+  }
+
+  /** What the client is told of a failure (SERVICE_UNAVAILABLE for a lost dependency). */
+  private failure(err: unknown, what: string, message: string) {
+    const log = this.deps.log.child({ sessionId: this.id });
+    return this.deps.outages.failure(err, log, what, message);
   }
 
   error(code: VoiceErrorCode, message: string, recoverable: boolean, requestRef?: string): void {
@@ -94,10 +103,9 @@ export class VoiceSession {
       case 'audio.input':
         if (audio !== undefined) await this.hear(audio);
         return;
-      case 'audio.commit': {
-        this.commit(frame.request_ref);
+      case 'audio.commit':
+        this.commit();
         return;
-      }
       case 'text.input':
         return this.typed(frame.text);
       case 'response.cancel': {
@@ -144,14 +152,19 @@ export class VoiceSession {
       if (answering) this.turn?.controller.abort();
       this.listen(event.audio);
     } else if (event.type === 'speech_audio') {
-      if (this.utterance?.push(event.audio) === false) this.endUtterance('commit');
+      if (this.utterance?.push(event.audio) === false) {
+        this.endedByServer = true;
+        this.endUtterance('commit');
+      }
     } else if (this.utterance !== undefined) {
+      this.endedByServer = true;
       this.endUtterance('silence', Math.max(0, event.decidedMs - event.endMs));
     }
   }
 
   private listen(audio: Buffer): void {
     this.recent.clear();
+    this.endedByServer = false;
     const { stt, limits } = this.deps;
     const u = new Utterance(stt, this.settings.language, limits.maxUtteranceMs, (text) => {
       this.send({ type: 'transcript.delta', utterance_id: u.id, text });
@@ -160,15 +173,26 @@ export class VoiceSession {
     this.utterance = u;
   }
 
-  private commit(requestRef: string | undefined): void {
+  /**
+   * `audio.commit`: the utterance ends now. With none open, the audio heard since the last end of
+   * utterance (at least 100 ms, while IDLE) is the utterance: speech the detector did not hear
+   * start. Nothing to commit (the server's detector ended the utterance first, a second commit, a
+   * commit before any audio, a commit while an answer is prepared or spoken) is acknowledged
+   * silently (DECISIONS 5): no frame, no turn, no state change; the audio before it is dropped.
+   */
+  private commit(): void {
+    this.vad.reset();
     if (this.utterance === undefined) {
-      if (this.state !== 'IDLE' || this.recent.ms < 100) {
-        this.error('VALIDATION_ERROR', 'There is no audio to commit', true, requestRef);
+      const absorbed = this.endedByServer || this.state !== 'IDLE' || this.recent.ms < 100;
+      this.endedByServer = false;
+      if (absorbed) {
+        this.recent.clear();
+        // Speech that may have been starting over an answer ended with the commit: the audio goes on.
+        this.turn?.gate.release();
         return;
       }
       this.listen(this.recent.take());
     }
-    this.vad.reset();
     this.endUtterance('commit');
   }
 
@@ -214,6 +238,7 @@ export class VoiceSession {
     await this.turn?.done;
     this.utterance?.abandon();
     this.utterance = undefined;
+    this.endedByServer = false;
     if (!this.fire({ type: 'text_input' })) return;
     const turn = this.newTurn();
     turn.done = this.answer(turn, text, randomUUID(), { since: performance.now() });
@@ -237,12 +262,12 @@ export class VoiceSession {
       await answerTurn(this.deps, this.context(), turn, text, utteranceId, timing);
     } catch (err) {
       turn.controller.abort();
-      if (err instanceof AppError) {
-        this.error(err.code as VoiceErrorCode, err.message, true);
-      } else {
-        this.deps.log.error({ err, sessionId: this.id }, 'voice turn could not be completed');
-        this.error('INTERNAL_ERROR', 'The turn could not be completed', true);
-      }
+      const told = this.failure(
+        err,
+        'voice turn could not be completed',
+        'The turn could not be completed',
+      );
+      this.error(told.code as VoiceErrorCode, told.message, true);
       if (this.state === 'CANCELLED') {
         this.fire({ type: 'cancel_done', listening: this.utterance !== undefined });
       } else if (this.answering) {
@@ -277,8 +302,14 @@ export class VoiceSession {
       this.error('NOT_FOUND', 'No such response is in progress', true, ref);
       return;
     }
-    if (audioEndMs !== undefined) turn.truncateMs ??= audioEndMs;
+    if (audioEndMs !== undefined) this.notePlayed(turn.responseId, audioEndMs);
     if (this.fire({ type: 'response_cancel' })) turn.controller.abort();
+  }
+
+  /** The client's `response.truncate` position for the response in progress (the first one counts). */
+  private notePlayed(responseId: string, audioEndMs: number): void {
+    const turn = this.turn;
+    if (turn?.responseId === responseId) turn.truncateMs ??= audioEndMs;
   }
 
   private async update(frame: Extract<VoiceClientFrame, { type: 'session.update' }>) {

@@ -47,6 +47,8 @@ export interface VoiceTurnOutcome {
   citations: CitationDto[];
   toolCalls: TurnOutcome['toolCalls'];
   interrupted: boolean;
+  /** The model's token counts for the whole answer, spoken or not (it was generated). */
+  usage: TurnOutcome['usage'];
   /** The model's failure, or the speech engine's. */
   failure: { stage: 'llm' | 'tts'; error: unknown } | undefined;
   /** Milliseconds from the start of the turn. */
@@ -63,6 +65,15 @@ class Playback {
   /** Audio sent to the client so far. */
   sentMs = 0;
   startedAt: number | undefined;
+
+  /** Sentence `index` of `texts`; those before it that had nothing to say are whole and silent. */
+  sentence(index: number, texts: readonly string[]): SpokenSentence {
+    for (let i = this.sentences.length; i <= index; i++) {
+      for (const earlier of this.sentences) earlier.complete = true;
+      this.sentences.push({ text: texts[i] ?? '', ms: 0, complete: false });
+    }
+    return this.sentences[index] ?? { text: '', ms: 0, complete: false };
+  }
 
   /** Milliseconds the listener has heard by now (real time since the first audio, at most what was sent). */
   playedMs(now = performance.now()): number {
@@ -126,13 +137,15 @@ export async function runVoiceTurn(
   if (interrupted) {
     const playedMs = playback.playedMs();
     const truncated = await input.truncated(playback.startedAt !== undefined);
-    text = heardText(playback.sentences, Math.min(truncated ?? playedMs, playback.sentMs));
+    const heardMs = Math.min(truncated ?? playedMs, playback.sentMs);
+    text = heardText(playback.sentences, heardMs, input.language);
   }
   return {
     text,
     citations: outcome.citations.filter((c) => text.includes(`[${String(c.index)}]`)),
     toolCalls: outcome.toolCalls,
     interrupted,
+    usage: outcome.usage,
     failure: failureOf(outcome, spoken),
     firstTokenMs: outcome.firstChunkMs,
     firstAudioMs: playback.startedAt === undefined ? undefined : playback.startedAt - started,
@@ -172,6 +185,7 @@ async function speakAll(
   const ready = new AsyncQueue<AudioChunk>();
   const reading = readSpeech(tts, sentences, texts, playback, input, ready);
   let seq = 0;
+  let announced = -1;
   try {
     for await (const chunk of ready) {
       await playback.pace(input.leadMs, signal);
@@ -182,15 +196,19 @@ async function speakAll(
         playback.startedAt = performance.now();
         input.onFirstAudio();
       }
+      const { sentence } = chunk;
+      // The sentence's text goes with its first audio.
+      const text = sentence === announced ? undefined : (texts[sentence] ?? '');
+      announced = sentence;
       const audio = chunk.pcm.toString('base64');
-      input.send(audioFrame(input.responseId, seq++, audio, chunk.sampleRate, false));
+      input.send(audioFrame(input.responseId, seq++, chunk.sampleRate, { audio, sentence, text }));
     }
   } catch {
     // Pacing was cut short by the turn's signal: nothing more is sent.
   }
   const read = await reading;
   if (read.ok && !signal.aborted && seq > 0) {
-    input.send(audioFrame(input.responseId, seq, '', input.sampleRate, true));
+    input.send(audioFrame(input.responseId, seq, input.sampleRate));
   }
   return read;
 }
@@ -209,11 +227,9 @@ async function readSpeech(
     const voice = input.voice === undefined ? {} : { voice: input.voice };
     for await (const chunk of tts.synthesize(sentences, { ...options, ...voice })) {
       const ms = durationMs(chunk);
-      const spoken = (playback.sentences[chunk.sentence] ??= {
-        text: texts[chunk.sentence] ?? '',
-        ms: 0,
-      });
+      const spoken = playback.sentence(chunk.sentence, texts);
       spoken.ms += ms;
+      if (chunk.sentenceEnd) spoken.complete = true;
       playback.producedMs += ms;
       ready.push(chunk);
       const ahead = playback.producedMs - playback.playedMs();
@@ -236,21 +252,27 @@ async function readSpeech(
 
 const durationMs = (chunk: AudioChunk) => (chunk.pcm.length / 2 / chunk.sampleRate) * 1000;
 
-const audioFrame = (
+type AudioFrame = Extract<VoiceServerFrame, { type: 'audio.output' }>;
+
+/** An `audio.output` frame: of a sentence's audio, or (without) the answer's last. */
+function audioFrame(
   responseId: string,
   seq: number,
-  audio: string,
   sampleRate: number,
-  final: boolean,
-): VoiceServerFrame => ({
-  type: 'audio.output',
-  response_id: responseId,
-  seq,
-  audio,
-  format: 'pcm16',
-  sample_rate: sampleRate,
-  final,
-});
+  spoken?: { audio: string; sentence: number; text: string | undefined },
+): AudioFrame {
+  return {
+    type: 'audio.output',
+    response_id: responseId,
+    seq,
+    audio: spoken?.audio ?? '',
+    format: 'pcm16',
+    sample_rate: sampleRate,
+    final: spoken === undefined,
+    ...(spoken === undefined ? {} : { sentence: spoken.sentence }),
+    ...(spoken?.text === undefined ? {} : { sentence_text: spoken.text }),
+  };
+}
 
 /** Until the listener has heard all audio sent (estimated), or the turn is cut short. */
 async function untilPlayed(playback: Playback, signal: AbortSignal): Promise<void> {

@@ -7,8 +7,10 @@ import type { Chaos } from '../../platform/chaos.js';
 import type { KeyValueStore } from '../../platform/kv.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
+import type { Outages } from '../../platform/outages.js';
 import { chaosStt, chaosTts } from '../../providers/chaos.js';
 import { createStt, isAdaptable } from '../../providers/stt/index.js';
+import { KB_MODEL_WEIGHT } from '../../providers/stt/kb-adapted.js';
 import type { SttProvider } from '../../providers/stt/types.js';
 import { createTts } from '../../providers/tts/index.js';
 import type { TtsProvider } from '../../providers/tts/types.js';
@@ -56,13 +58,9 @@ export interface VoiceWiring {
   tts?: TtsProvider;
   /** Fault injection: when enabled, speech recognition and synthesis are wrapped. */
   chaos: Chaos;
+  outages: Outages;
 }
 
-/**
- * The knowledge-base model's share when interpolated with the generic one: chosen by
- * bench/voice-wer.ts on its tuning questions (BENCHMARKS.md "Voice: word error rate").
- */
-const KB_MODEL_WEIGHT = 0.2;
 const KB_MODEL_POLL_MS = 60_000;
 const KB_MODEL_MAX_CHARS = 64 * 1024 * 1024;
 
@@ -85,6 +83,7 @@ export function createVoice(w: VoiceWiring): Voice {
           weight: KB_MODEL_WEIGHT,
           pollMs: KB_MODEL_POLL_MS,
           maxChars: KB_MODEL_MAX_CHARS,
+          outages: w.outages,
         });
         kbModel.start();
       },
@@ -116,6 +115,7 @@ export function createVoice(w: VoiceWiring): Voice {
     },
     metrics: w.metrics,
     log,
+    outages: w.outages,
     limits: {
       ...VOICE_LIMITS,
       maxUtteranceMs: v.maxUtteranceMs,

@@ -1,4 +1,8 @@
-import { readFileSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 
 /**
  * Checks that a file is a well-formed ARPA language model before sphinxbase reads it: its ARPA
@@ -12,11 +16,24 @@ import { readFileSync, statSync } from 'node:fs';
 /** Larger files are refused: a knowledge-base model is a few MB to a few tens of MB. */
 export const MAX_ARPA_BYTES = 512 * 1024 * 1024;
 
-export function checkArpaFile(file: string): void {
+/**
+ * Reads `file` once, checks it, and writes what was checked to a file of this thread's own, which
+ * it answers: sphinxbase then reads exactly the text that was checked, whatever happens to `file`
+ * meanwhile (replaced, truncated or removed by the process that wrote it). The caller removes
+ * the copy once sphinxbase has read it.
+ */
+export function checkedArpaCopy(file: string): string {
   const size = statSync(file).size;
   if (size > MAX_ARPA_BYTES)
     throw new Error(`the ARPA file is larger than ${MAX_ARPA_BYTES} bytes`);
-  checkArpa(readFileSync(file, 'utf8'));
+  const text = readFileSync(file, 'utf8');
+  checkArpa(text);
+  const copy = join(
+    tmpdir(),
+    `ps-lm-${String(process.pid)}-${String(threadId)}-${randomUUID()}.arpa`,
+  );
+  writeFileSync(copy, text, { mode: 0o600 });
+  return copy;
 }
 
 export function checkArpa(text: string): void {

@@ -33,12 +33,14 @@ export function phonesFromFlite(output: string): string | undefined {
 const run = promisify(execFile);
 
 /**
- * Flite's guesses for `words` (lower-case letters and apostrophes only; others are skipped), as a
- * map from word to phones. Runs `t2p` once per word, `concurrency` at a time.
+ * `guess`'s pronunciations of `words` (lower-case letters and apostrophes only; others are
+ * skipped), as a map from word to phones in word order; words it cannot say are left out. Runs
+ * `concurrency` guesses at a time.
  */
-export async function flitePronunciations(
+export async function guessPronunciations(
   words: Iterable<string>,
-  options: { t2p?: string; concurrency?: number } = {},
+  guess: (word: string) => Promise<string | undefined>,
+  concurrency = 4,
 ): Promise<Map<string, string>> {
   const todo = [...new Set(words)].filter((w) => /^[a-z]+(?:'[a-z]+)?$/.test(w)).sort();
   const found = new Map<string, string>();
@@ -46,13 +48,22 @@ export async function flitePronunciations(
   const worker = async () => {
     while (next < todo.length) {
       const word = todo[next++] ?? '';
-      const { stdout } = await run(options.t2p ?? 't2p', [word]);
-      const phones = phonesFromFlite(stdout);
+      const phones = await guess(word);
       if (phones !== undefined) found.set(word, phones);
     }
   };
-  await Promise.all(Array.from({ length: options.concurrency ?? 4 }, worker));
+  await Promise.all(Array.from({ length: concurrency }, worker));
   return new Map([...found].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
+}
+
+/** Flite's guesses for `words` (see guessPronunciations): `t2p` once per word. */
+export async function flitePronunciations(
+  words: Iterable<string>,
+  options: { t2p?: string; concurrency?: number } = {},
+): Promise<Map<string, string>> {
+  const guess = async (word: string) =>
+    phonesFromFlite((await run(options.t2p ?? 't2p', [word])).stdout);
+  return guessPronunciations(words, guess, options.concurrency);
 }
 
 /** Dictionary lines ("word PH O NES"), in the map's order. */

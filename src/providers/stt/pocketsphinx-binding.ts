@@ -1,5 +1,5 @@
 import koffi, { type LibraryHandle } from 'koffi';
-import { checkArpaFile } from './arpa-check.js';
+import { checkedArpaCopy } from './arpa-check.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -185,11 +185,17 @@ export class Decoder {
     }
     // Words first: the search built for the model looks each of its words up in the dictionary.
     this.#useWords(model.words ?? []);
-    // sphinxbase's ARPA reader brings the process down on a file it cannot parse.
-    checkArpaFile(model.arpaPath);
-    // Without a configuration: with one, ngram_model_read dereferences a model it failed to
-    // read. The weights it would apply from the configuration are applied here instead.
-    const adapted = a.lmRead(null, model.arpaPath, NGRAM_ARPA, a.getLogmath(this.#ps));
+    // sphinxbase's ARPA reader brings the process down on a file it cannot parse or finds
+    // missing: it reads a private copy of what was checked.
+    const copy = checkedArpaCopy(model.arpaPath);
+    let adapted: Ptr;
+    try {
+      // Without a configuration: with one, ngram_model_read dereferences a model it failed to
+      // read. The weights it would apply from the configuration are applied here instead.
+      adapted = a.lmRead(null, copy, NGRAM_ARPA, a.getLogmath(this.#ps));
+    } finally {
+      rmSync(copy, { force: true });
+    }
     if (adapted === null) throw new Error('the adapted language model could not be read');
     a.applyWeights(
       adapted,

@@ -6,6 +6,7 @@ import type { TtsProvider } from './types.js';
 
 export type { AudioChunk, TtsOptions, TtsProvider } from './types.js';
 export { speakable } from './speakable.js';
+export { spokenWords } from './spoken-words.js';
 export { FLITE_VOICES } from './flite.js';
 
 /** What createTts needs; src/config-voice.ts builds it from the environment. */

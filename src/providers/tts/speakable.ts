@@ -58,13 +58,19 @@ function english(text: string): string {
   return out.replace(/\s*&\s*/g, ' and ').replace(/([A-Za-z])\/([A-Za-z])/g, '$1 or $2');
 }
 
+const ACRONYM_TABLE: Record<string, string> = { ...SAID_AS_WORDS, ...SPELLED };
+/** Each acronym's pattern and how it is said; longest first, so that "COVID-19" wins over "COVID". */
+const ACRONYMS: [RegExp, string][] = Object.keys(ACRONYM_TABLE)
+  .sort((a, b) => b.length - a.length)
+  .map((key) => [
+    new RegExp(`(?<![\\w-])${escape(key)}(s?)(?![\\w-])`, 'g'),
+    ACRONYM_TABLE[key] ?? key,
+  ]);
+
 function acronyms(text: string): string {
   let out = text;
-  const table = { ...SAID_AS_WORDS, ...SPELLED };
-  // Longest first, so that "COVID-19" wins over "COVID" and "eGFR" over "GFR".
-  for (const key of Object.keys(table).sort((a, b) => b.length - a.length)) {
-    const pattern = new RegExp(`(?<![\\w-])${escape(key)}(s?)(?![\\w-])`, 'g');
-    out = out.replace(pattern, (_m, plural: string) => `${table[key] ?? key}${plural}`);
+  for (const [pattern, said] of ACRONYMS) {
+    out = out.replace(pattern, (_m, plural: string) => `${said}${plural}`);
   }
   // Other capitals without a vowel cannot be said as a word: spell them (CKD, HFrEF aside).
   return out.replace(
@@ -91,15 +97,24 @@ function multipliers(text: string): string {
     .replace(/(\d)\s?×\s?(?=\d)/g, '$1 times ');
 }
 
+/** Each unit after a number, and on its own where it is unambiguous, with how it is said. */
+const UNIT_PATTERNS = UNITS.map(([source, one, many]) => {
+  const end = source === '%' || source.startsWith('°') ? '' : '(?![\\w/])';
+  return {
+    afterNumber: new RegExp(`(${NUMBER})\\s?(?:${source})${end}`, 'g'),
+    alone: STANDALONE_UNITS.has(source)
+      ? new RegExp(`(?<![\\w/])(?:${source})${end}`, 'g')
+      : undefined,
+    one,
+    many,
+  };
+});
+
 function units(text: string): string {
   let out = text;
-  for (const [source, one, many] of UNITS) {
-    const end = source === '%' || source.startsWith('°') ? '' : '(?![\\w/])';
-    const afterNumber = new RegExp(`(${NUMBER})\\s?(?:${source})${end}`, 'g');
+  for (const { afterNumber, alone, one, many } of UNIT_PATTERNS) {
     out = out.replace(afterNumber, (_m, n: string) => `${n} ${n === '1' ? one : many}`);
-    if (STANDALONE_UNITS.has(source)) {
-      out = out.replace(new RegExp(`(?<![\\w/])(?:${source})${end}`, 'g'), many);
-    }
+    if (alone !== undefined) out = out.replace(alone, many);
   }
   return out;
 }
