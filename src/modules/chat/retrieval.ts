@@ -17,12 +17,14 @@ export async function retrievePassages(
   search: SearchService,
   query: string,
   options: RetrieveOptions,
+  signal?: AbortSignal,
 ): Promise<Passage[]> {
   const start = options.startAt ?? 1;
-  const results = await search.search(query, {
-    limit: options.limit,
-    category: options.category,
-  });
+  const results = await search.search(
+    query,
+    { limit: options.limit, category: options.category },
+    signal,
+  );
   return results.map((r, i) => ({
     n: start + i,
     chunkId: r.chunkId,

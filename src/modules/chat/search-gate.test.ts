@@ -57,4 +57,109 @@ describe('SearchGate', () => {
     );
     expect(await gate.run(() => Promise.resolve('ok'), later(5))).toBe('ok');
   });
+
+  it('tells nothing before it has timed a search, then refuses what would miss the deadline', async () => {
+    const gate = new SearchGate(1);
+    expect(gate.admit(100)).toBeUndefined();
+    const slow = () =>
+      new Promise<string>((resolve) =>
+        setTimeout(() => {
+          resolve('x');
+        }, 30),
+      );
+    await gate.run(slow, later(1000));
+    // About 30 ms a search, one at a time: with nobody ahead, one fits in 100 ms.
+    expect(gate.admit(100)).toBeUndefined();
+    const held = pending();
+    const queued = [gate.run(() => held.promise, later(5000))];
+    for (let i = 0; i < 5; i += 1) queued.push(gate.run(slow, later(5000)));
+    // Six ahead (one running, five waiting): about 180 ms before another would start.
+    const wait = gate.admit(100);
+    expect(wait).toBeGreaterThan(100);
+    expect(gate.admit(10_000)).toBeUndefined();
+    held.finish('held');
+    await Promise.all(queued);
+  });
+
+  it('counts turns it admitted whose searches have not started yet', async () => {
+    const gate = new SearchGate(1);
+    await gate.run(() => new Promise((resolve) => setTimeout(resolve, 30)), later(1000));
+    // Searches of 30 ms or more, one at a time, a budget of 100 ms: the first turn fits; by the
+    // fourth, the turns admitted before it (none has searched yet) fill the budget, and the wait
+    // it is told covers at least one search ahead.
+    expect(gate.admit(100)).toBeUndefined();
+    const next = [gate.admit(100), gate.admit(100), gate.admit(100)];
+    const refused = next.find((a) => a !== undefined);
+    expect(refused).toBeGreaterThanOrEqual(30);
+  });
+
+  it('counts an admitted turn until its own question search starts, not another search', async () => {
+    const gate = new SearchGate(1);
+    const slow = () =>
+      new Promise<string>((resolve) =>
+        setTimeout(() => {
+          resolve('x');
+        }, 200),
+      );
+    await gate.run(slow, later(5000));
+    // Searches of about 200 ms, a 500 ms budget: two admitted turns fit, a third would not.
+    expect(gate.admit(500)).toBeUndefined();
+    expect(gate.admit(500)).toBeUndefined();
+    // A search that is not a turn's question (the model's own) leaves both entries in place...
+    await gate.run(slow, later(5000));
+    expect(gate.admit(500)).toBeGreaterThanOrEqual(400);
+    // ...an admitted turn's question search removes its own.
+    await gate.run(slow, later(5000), undefined, true);
+    expect(gate.admit(500)).toBeUndefined();
+  });
+
+  it('runs fewer at once when searches slow down, and more again when they are fast', async () => {
+    const gate = new SearchGate(4);
+    const after = (ms: number) => () =>
+      new Promise<string>((resolve) =>
+        setTimeout(() => {
+          resolve('x');
+        }, ms),
+      );
+    for (let i = 0; i < 4; i += 1) await gate.run(after(5), later(1000));
+    for (let i = 0; i < 3; i += 1) await gate.run(after(60), later(1000));
+    expect(gate.size).toBe(1);
+    // Fast again, and busy: the limit climbs back while searches queue for it.
+    await Promise.all(Array.from({ length: 12 }, () => gate.run(after(5), later(5000))));
+    expect(gate.size).toBeGreaterThan(1);
+  });
+
+  it('passes the caller’s signal to the search, which stops and frees its slot', async () => {
+    const gate = new SearchGate(1);
+    const giveUp = new AbortController();
+    const running = gate.run(
+      (signal) =>
+        new Promise<string>((_, reject) => {
+          signal.addEventListener('abort', () => {
+            reject(new Error('aborted'));
+          });
+        }),
+      later(1000),
+      giveUp.signal,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    giveUp.abort();
+    await expect(running).rejects.toThrow('aborted');
+    // Given up before its turn came: it never runs.
+    const before = new AbortController();
+    before.abort(new Error('given up'));
+    let ran = false;
+    await expect(
+      gate.run(
+        () => {
+          ran = true;
+          return Promise.resolve('late');
+        },
+        later(100),
+        before.signal,
+      ),
+    ).rejects.toThrow('given up');
+    expect(ran).toBe(false);
+    expect(await gate.run(() => Promise.resolve('next'), later(5))).toBe('next');
+  });
 });

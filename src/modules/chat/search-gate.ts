@@ -1,23 +1,96 @@
 /**
- * At most `limit` knowledge-base searches of chat turns at once; the others wait in order. A turn
- * whose wait outlasts its deadline leaves the queue without searching, so a burst of turns costs
- * the database no more than `limit` searches at a time and the late turns fail fast (KB_TIMEOUT)
- * instead of piling searches up behind one another (bench/chat.ts, part 3).
+ * The chat turns' knowledge-base searches: at most `limit` at once, the others waiting in order. A
+ * turn whose wait outlasts its deadline leaves the queue without searching, and a search given up
+ * on is aborted, so a burst of turns costs the engine no more than `limit` searches at a time.
+ *
+ * The limit sizes itself (between 1 and `max`) to what the engine sustains: it grows by one while
+ * searches take about as long as the fastest recently seen, and shrinks by one when a search takes
+ * more than twice that (more at once would only queue inside the engine). From the searches'
+ * mean duration the gate also tells, before a turn is taken, whether its search would be answered
+ * within the deadline (`admit`): a turn it would not be is refused up front, with the time after
+ * which the queue should have drained, instead of being answered without passages.
  */
 export class SearchGate {
   private running = 0;
   private readonly waiting: { admit: () => void; expired: boolean }[] = [];
+  private limit: number;
+  /** Mean duration of a search (exponentially weighted), ms; undefined before the first. */
+  private meanMs: number | undefined;
+  /** The fastest recent search, ms: a minimum that slowly forgets upwards. */
+  private fastestMs: number | undefined;
+  /** Until when each admitted turn whose search has not asked for a slot yet counts as ahead. */
+  private readonly promised: number[] = [];
 
-  constructor(private readonly limit: number) {}
+  constructor(private readonly max: number) {
+    this.limit = max;
+  }
 
-  /** Runs `work` once a slot is free; undefined when `deadline` (ms, `performance.now()`) passes first. */
-  async run<T>(work: () => Promise<T>, deadline: number): Promise<T | undefined> {
+  /** Searches allowed at once now. */
+  get size(): number {
+    return this.limit;
+  }
+
+  /**
+   * Before a turn is taken: undefined when its search is expected to finish within `budgetMs`,
+   * and the turn is then counted as ahead of later ones until its search asks for a slot (or
+   * `budgetMs` passes); else the ms after which the searches ahead should have drained.
+   */
+  admit(budgetMs: number): number | undefined {
+    const now = performance.now();
+    while (this.promised.length > 0 && (this.promised[0] ?? 0) <= now) this.promised.shift();
+    const mean = this.meanMs;
+    if (mean !== undefined) {
+      let live = 0;
+      for (const w of this.waiting) if (!w.expired) live += 1;
+      const ahead = Math.max(0, this.running + live + this.promised.length + 1 - this.limit);
+      const drainMs = (ahead / this.limit) * mean;
+      if (drainMs + mean > budgetMs) return Math.ceil(drainMs);
+    }
+    this.promised.push(now + budgetMs);
+    return undefined;
+  }
+
+  /**
+   * Runs `work` once a slot is free; undefined when `deadline` (ms, `performance.now()`) passes
+   * first. `work` gets a signal aborted when `signal` is (the caller gave the search up).
+   */
+  async run<T>(
+    work: (signal: AbortSignal) => Promise<T>,
+    deadline: number,
+    signal: AbortSignal = new AbortController().signal,
+    /**
+     * The question's own search of a turn: the entry `admit` made for it no longer counts as
+     * waiting to ask. (A voice turn is not admitted first; its question's search removes a chat
+     * turn's entry early, which errs toward taking turns.)
+     */
+    admitted = false,
+  ): Promise<T | undefined> {
+    if (admitted) this.promised.shift();
     if (!(await this.enter(deadline))) return undefined;
+    if (signal.aborted) {
+      this.leave();
+      throw signal.reason;
+    }
+    const started = performance.now();
+    let completed = false;
     try {
-      return await work();
+      const result = await work(signal);
+      completed = true;
+      return result;
     } finally {
+      // An aborted or failed search says nothing of how long searches take.
+      if (completed) this.observe(performance.now() - started);
       this.leave();
     }
+  }
+
+  private observe(ms: number): void {
+    this.meanMs = this.meanMs === undefined ? ms : 0.8 * this.meanMs + 0.2 * ms;
+    const fastest = this.fastestMs === undefined ? ms : Math.min(ms, this.fastestMs);
+    // Forgets upwards by 1% of the difference per search: the engine's speed may change.
+    this.fastestMs = ms > fastest ? fastest + (ms - fastest) * 0.01 : fastest;
+    if (ms > 2 * this.fastestMs + 2) this.limit = Math.max(1, this.limit - 1);
+    else if (this.running >= this.limit) this.limit = Math.min(this.max, this.limit + 1);
   }
 
   private enter(deadline: number): Promise<boolean> {
@@ -44,14 +117,15 @@ export class SearchGate {
     });
   }
 
+  /** Frees the slot, and admits as many live waiters as the (possibly changed) limit allows. */
   private leave(): void {
-    for (let next = this.waiting.shift(); next !== undefined; next = this.waiting.shift()) {
-      // The slot passes straight to the next live waiter.
-      if (!next.expired) {
-        next.admit();
-        return;
-      }
-    }
     this.running -= 1;
+    while (this.running < this.limit) {
+      const next = this.waiting.shift();
+      if (next === undefined) return;
+      if (next.expired) continue;
+      this.running += 1;
+      next.admit();
+    }
   }
 }

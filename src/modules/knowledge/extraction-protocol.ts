@@ -31,6 +31,8 @@ export type ToThread = { type: 'bytes'; chunk: Uint8Array } | { type: 'end' } | 
 export interface ExtractedChunk extends Omit<Chunk, 'startOffset'> {
   /** What full-text search and embeddings read. */
   searchText: string;
+  /** `searchText` analysed for the lexical index (`analyse`), terms separated by spaces. */
+  terms: string;
 }
 
 /** From the extraction thread to the HTTP thread. */

@@ -1,4 +1,5 @@
 import type { MessagePort, Transferable } from 'node:worker_threads';
+import { analyse } from './lexical/analysis.js';
 import { HashedEmbeddings } from '../../providers/embeddings/hashed.js';
 import { chunkPages, TooManyChunks, type Chunk } from './chunk.js';
 import { ExtractionError, extractPages, limitExceeded } from './extract.js';
@@ -31,13 +32,17 @@ export default async function extract(task: ExtractionTask): Promise<ExtractionR
     for (let start = 0; start < chunks.list.length; start += task.batchSize) {
       const batch = chunks.list
         .slice(start, start + task.batchSize)
-        .map((chunk): ExtractedChunk => ({
-          index: chunk.index,
-          text: chunk.text,
-          page: chunk.page,
-          heading: chunk.heading,
-          searchText: searchTextOf(task.title, chunk),
-        }));
+        .map((chunk): ExtractedChunk => {
+          const searchText = searchTextOf(task.title, chunk);
+          return {
+            index: chunk.index,
+            text: chunk.text,
+            page: chunk.page,
+            heading: chunk.heading,
+            searchText,
+            terms: analyse(searchText).join(' '),
+          };
+        });
       const vectors = embedder === null ? null : embedAll(embedder, batch);
       channel.post(
         { type: 'batch', chunks: batch, vectors },

@@ -49,7 +49,7 @@ export type RunOutcome =
   | { kind: 'completed' }
   | { kind: 'superseded' }
   | { kind: 'released' }
-  | { kind: 'retry'; delayMs: number }
+  | { kind: 'retry'; runAfter: Date }
   | { kind: 'failed' };
 
 type Batch = Extract<ExtractionEvent, { type: 'batch' }>;
@@ -76,6 +76,7 @@ export class Indexer {
     const job = await jobsRepo.claim(db, jobId, this.options.leaseMs);
     if (job === undefined) return { kind: 'skipped' };
     this.deps.states.reached('running');
+    this.deps.log.info({ jobId: job.id, retryCount: job.retryCount }, 'indexing job started');
     const document = await documentsRepo.find(db, job.documentId);
     if (document === undefined) return { kind: 'skipped' };
     // A stop that came while the job was being claimed found no watch to abort: it starts aborted.
@@ -192,6 +193,7 @@ export class Indexer {
       jobId: job.id,
       embeddingModel: embeddings.model,
       searchText: chunk.searchText,
+      terms: chunk.terms,
     }));
     const embedded =
       batch.vectors ??
@@ -260,14 +262,14 @@ export class Indexer {
     const cause = { name: err instanceof Error ? err.name : typeof err, sqlState: sqlState(err) };
     this.deps.log.warn({ jobId: job.id, code: details.code, cause }, 'indexing job failed');
     await this.cleanUp(job.id).catch(() => undefined);
-    const delayMs = this.options.retryBaseMs * 2 ** job.retryCount;
+    const runAfter = new Date(Date.now() + this.options.retryBaseMs * 2 ** job.retryCount);
     const patch: Partial<KbJobRow> = retry
       ? {
           state: 'pending',
           retryCount: job.retryCount + 1,
           errorDetails: details,
           leaseUntil: null,
-          runAfter: new Date(Date.now() + delayMs),
+          runAfter,
         }
       : { state: 'failed', errorDetails: details, leaseUntil: null, finishedAt: new Date() };
     // One transaction: a reader never sees the job failed and its document still processing.
@@ -279,7 +281,7 @@ export class Indexer {
     });
     if (!recorded) return { kind: 'superseded' };
     this.deps.states.reached(retry ? 'pending' : 'failed');
-    return retry ? { kind: 'retry', delayMs } : { kind: 'failed' };
+    return retry ? { kind: 'retry', runAfter } : { kind: 'failed' };
   }
 }
 

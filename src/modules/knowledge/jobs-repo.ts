@@ -131,14 +131,26 @@ export const jobsRepo = {
       .where(eq(kbIndexingJobs.state, 'running'));
   },
 
-  /** Jobs a runner should look at now: due pending ones and running ones with a lapsed lease. */
-  async due(db: Db, limit: number): Promise<{ id: string }[]> {
-    return db
-      .select({ id: kbIndexingJobs.id })
+  /**
+   * Jobs a runner should look at now: due pending ones and running ones with a lapsed lease, each
+   * with the moment it became due (`run_after`, or the end of the lapsed lease).
+   */
+  async due(db: Db, limit: number): Promise<{ id: string; dueAt: Date }[]> {
+    const rows = await db
+      .select({
+        id: kbIndexingJobs.id,
+        state: kbIndexingJobs.state,
+        runAfter: kbIndexingJobs.runAfter,
+        leaseUntil: kbIndexingJobs.leaseUntil,
+      })
       .from(kbIndexingJobs)
       .where(claimable())
       .orderBy(kbIndexingJobs.runAfter)
       .limit(limit);
+    return rows.map((r) => ({
+      id: r.id,
+      dueAt: r.state === 'running' && r.leaseUntil !== null ? r.leaseUntil : r.runAfter,
+    }));
   },
 };
 

@@ -1,3 +1,4 @@
+import { lexicalRepo } from './lexical/repo.js';
 import { and, count, desc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.js';
 import {
@@ -114,10 +115,12 @@ export const documentsRepo = {
       .set({ supersededBy: newerId, updatedAt: sql`now()` })
       .where(eq(kbDocuments.id, oldId));
     await tx.update(kbChunks).set({ superseded: true }).where(eq(kbChunks.documentId, oldId));
+    await lexicalRepo.recordChange(tx, { documentId: oldId });
   },
 
   async delete(tx: Db, id: string): Promise<KbDocumentRow | undefined> {
     const [row] = await tx.delete(kbDocuments).where(eq(kbDocuments.id, id)).returning();
+    if (row !== undefined) await lexicalRepo.recordChange(tx, { documentId: id });
     return row;
   },
 
@@ -143,6 +146,7 @@ export const documentsRepo = {
             update ${kbChunks} set active = true where ${kbChunks.jobId} = ${jobId} returning 1
           ) select count(*)::int as n from activated`,
     );
+    await lexicalRepo.recordChange(tx, { documentId, keepJobId: jobId, addJobId: jobId });
     return row?.n ?? 0;
   },
 

@@ -6,6 +6,8 @@ import type { VectorStore } from '../../providers/vectorstore/types.js';
 import { expansions, tokenize } from '../../providers/embeddings/text.js';
 import type { CacheRegion, RegionOptions } from '../../platform/layered-cache.js';
 import { expandAbbreviations } from './abbreviations.js';
+import type { LexicalIndex } from './lexical/index.js';
+import { abortable } from '../../platform/abortable.js';
 
 export interface SearchOptions {
   limit: number;
@@ -62,10 +64,11 @@ export const KB_SEARCH_PATTERN = 'kb-search:*';
 export const DEFAULT_TUNING: Readonly<SearchTuning> = { candidates: 50, rrfK: 60, weights: [1, 1] };
 
 /**
- * Hybrid retrieval: PostgreSQL full-text ranking and dense vectors, fused by weighted reciprocal
- * rank. Queries are expanded with clinical abbreviations first (and lay terms, for full text; see
- * `prepare`). Only active, current chunks are ever returned: the final read goes through the
- * database whatever the vector store answered.
+ * Hybrid retrieval: BM25 over an inverted index (LexicalIndex, off the event loop) and dense
+ * vectors, fused by weighted reciprocal rank. Queries are expanded with clinical abbreviations
+ * first (and lay terms, for the lexical side; see `prepare` and `queryTerms`). Only active,
+ * current chunks are ever returned: the final read goes through the database whatever the
+ * indexes answered.
  */
 export class SearchService {
   private readonly tuning: SearchTuning;
@@ -74,6 +77,8 @@ export class SearchService {
     private readonly db: Db,
     private readonly embeddings: EmbeddingsProvider,
     private readonly vectors: VectorStore,
+    /** BM25 over the live chunks (ADR 0004). */
+    private readonly lexicalIndex: LexicalIndex,
     tuning: Partial<SearchTuning> = {},
     /** Results by query; emptied whenever the searchable corpus changes (see `kbSearchRegion`). */
     private readonly cache?: CacheRegion<SearchResult[]>,
@@ -82,20 +87,37 @@ export class SearchService {
     this.tuning = { ...base, ...tuning };
   }
 
-  async search(query: string, options: SearchOptions): Promise<SearchResult[]> {
-    if (this.cache === undefined) return this.run(query, options);
+  /**
+   * The best passages for `query`. `signal` gives the search up: it rejects at once with the
+   * signal's reason and its database statements are not waited for.
+   */
+  async search(
+    query: string,
+    options: SearchOptions,
+    signal?: AbortSignal,
+  ): Promise<SearchResult[]> {
+    if (this.cache === undefined) return this.run(query, options, signal);
+    // Keyed by the state of the corpus the index holds: an instance whose index has not caught up
+    // with a change yet cannot store a result that later searches, caught up, would be given.
+    const version = await this.lexicalIndex.version();
     const key = createHash('sha256')
-      .update(JSON.stringify([query, options.limit, options.category ?? null]))
+      .update(JSON.stringify([version, query, options.limit, options.category ?? null]))
       .digest('hex');
-    return (await this.cache.get(key, () => this.run(query, options))) ?? [];
+    const found = this.cache.get(key, () => this.run(query, options));
+    return (await (signal === undefined ? found : abortable(found, signal))) ?? [];
   }
 
-  private async run(query: string, options: SearchOptions): Promise<SearchResult[]> {
+  private async run(
+    query: string,
+    options: SearchOptions,
+    signal?: AbortSignal,
+  ): Promise<SearchResult[]> {
     const prepared = prepare(query);
     const [lexical, dense] = await Promise.all([
-      this.lexicalRanking(prepared.lexical, options.category),
+      this.lexicalIndex.search(query, this.tuning.candidates, options.category, signal),
       this.denseRanking(prepared.dense, options.category),
     ]);
+    signal?.throwIfAborted();
     const { rrfK, weights } = this.tuning;
     const fused = fuse([lexical, dense], rrfK, weights);
     // A few spare candidates: a dense hit the database no longer holds live (a vector store
@@ -122,53 +144,14 @@ export class SearchService {
       .slice(0, options.limit);
   }
 
-  /** Chunk ids by full-text rank alone, best first (the query is prepared as `search` does). */
+  /** Chunk ids by BM25 alone, best first (the query is prepared as `search` does). */
   lexical(query: string, category: string | undefined): Promise<string[]> {
-    return this.lexicalRanking(prepare(query).lexical, category);
+    return this.lexicalIndex.search(query, this.tuning.candidates, category);
   }
 
   /** Chunk ids by vector similarity alone, best first (the query is prepared as `search` does). */
   dense(query: string, category: string | undefined): Promise<string[]> {
     return this.denseRanking(prepare(query).dense, category);
-  }
-
-  /**
-   * Chunks matching any query term (OR), scored as sum over the terms they hold of
-   * idf x ts_rank(term). PostgreSQL's own rankings weigh every term alike, so a question's common
-   * words ("patient", "dose") count as much as the one rare word that names the answer. The
-   * document frequencies are counted among the matching chunks themselves: no statistics table
-   * and no second scan, and a term in most candidates weighs little. Each term is its lexeme
-   * quoted as tsquery input wants it (quotes doubled, backslashes escaped).
-   */
-  private async lexicalRanking(text: string, category: string | undefined): Promise<string[]> {
-    const rows = await queryRows<{ id: string }>(
-      this.db,
-      sql`with terms as (
-          select distinct (
-              '''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''''
-            )::tsquery as t
-            from unnest(tsvector_to_array(to_tsvector('english', ${text}))) as lexeme
-        ),
-        hits as materialized (
-          -- The concatenation detoasts each chunk's vector once, not once per query term.
-          select c.id, c.doc_key, c.chunk_index, (c.tsv || ''::tsvector) as tsv from kb_chunks c
-           where c.active and not c.superseded
-             and c.tsv @@ nullif(replace(plainto_tsquery('english', ${text})::text, '&', '|'), '')::tsquery
-             ${category === undefined ? sql`` : sql`and c.category = ${category}`}
-        ),
-        matched as (
-          select h.id, h.doc_key, h.chunk_index, terms.t, ts_rank(h.tsv, terms.t, 0) as tf
-            from hits h join terms on h.tsv @@ terms.t
-        ),
-        df as (select t, count(*)::float8 as n from matched group by t),
-        total as (select count(*)::float8 as n from hits)
-        select m.id from matched m join df using (t) cross join total
-         group by m.id, m.doc_key, m.chunk_index
-         order by sum(ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) * m.tf) desc,
-                  m.doc_key, m.chunk_index, m.id
-         limit ${this.tuning.candidates}`,
-    );
-    return rows.map((r) => r.id);
   }
 
   private async denseRanking(text: string, category: string | undefined): Promise<string[]> {

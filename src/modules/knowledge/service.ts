@@ -32,7 +32,7 @@ export interface DocumentWithJob {
 
 /** Where a new job goes to be run (the indexing worker). */
 export interface JobSink {
-  enqueue(jobId: string): Promise<void>;
+  enqueue(job: Pick<KbJobRow, 'id' | 'runAfter'>): Promise<void>;
 }
 
 const documentNotFound = () => notFound('Document');
@@ -133,7 +133,7 @@ export class KnowledgeService {
     this.states.reached('superseded', result.supersededJobs);
     if (result.job !== null) {
       this.states.reached('pending');
-      await this.jobs.enqueue(result.job.id);
+      await this.jobs.enqueue(result.job);
     }
     // Superseded chunks are never returned (the database says so); dropping their vectors frees space.
     if (result.superseded !== null) {
@@ -206,7 +206,7 @@ export class KnowledgeService {
     });
     this.states.reached('superseded', result.supersededJobs);
     this.states.reached('pending');
-    await this.jobs.enqueue(result.job.id);
+    await this.jobs.enqueue(result.job);
     return { document: result.document, job: result.job };
   }
 
@@ -246,7 +246,7 @@ export class KnowledgeService {
       return updated ?? current;
     });
     this.states.reached('pending');
-    await this.jobs.enqueue(job.id);
+    await this.jobs.enqueue(job);
     return job;
   }
 }

@@ -3,8 +3,10 @@ import type { Config } from '../../config.js';
 import type { Database, Db } from '../../db/client.js';
 import type { FileStore } from '../../platform/file-store.js';
 import type { LayeredCache } from '../../platform/layered-cache.js';
+import { LexicalIndex } from './lexical/index.js';
 import { bullQueue, inProcessQueue } from '../../platform/jobs.js';
 import type { Logger } from '../../platform/logger.js';
+import type { OutageNotice } from '../../platform/outages.js';
 import { createEmbeddings } from '../../providers/embeddings/index.js';
 import type { EmbeddingsProvider } from '../../providers/embeddings/types.js';
 import { createVectorStore, type VectorStore } from '../../providers/vectorstore/index.js';
@@ -24,6 +26,8 @@ export interface Knowledge {
   worker: IndexingWorker;
   /** What the worker runs each job with. */
   indexer: Indexer;
+  /** BM25 over the live chunks, in a thread of its own; built on the first search or `warm`. */
+  lexical: LexicalIndex;
   close(): Promise<void>;
 }
 
@@ -44,13 +48,19 @@ export async function createKnowledge(
   log: Logger,
   kbJobs: Counter<'state'>,
   cache: LayeredCache,
+  outages: OutageNotice,
 ): Promise<Knowledge> {
   const db = database.db;
   const embeddings = createEmbeddings(config.embeddings);
   const vectors = vectorStoreFor(config, db);
   const states = jobStateCounter(kbJobs);
-  const corpusChanged = searchInvalidator(cache, log);
-  const parts = { db, files, embeddings, vectors, log, states, corpusChanged };
+  const lexical = new LexicalIndex(db, { log });
+  const invalidate = searchInvalidator(cache, log);
+  const corpusChanged = () => {
+    lexical.changed();
+    return invalidate();
+  };
+  const parts = { db, files, embeddings, vectors, log, states, corpusChanged, outages };
   const indexing = createIndexing(config, parts);
   // Search needs the store ready for this model even before this process indexes anything.
   await vectors.ensureReady(embeddings.dimensions, embeddings.model).catch((err: unknown) => {
@@ -77,13 +87,18 @@ export async function createKnowledge(
       db,
       embeddings,
       vectors,
+      lexical,
       {},
       cache.region('kb-search', kbSearchRegion),
     ),
     vectors,
     worker,
     indexer: indexing.indexer,
-    close: () => indexing.close(),
+    lexical,
+    close: async () => {
+      await indexing.close();
+      await lexical.close();
+    },
   };
 }
 
@@ -96,6 +111,8 @@ export interface IndexingParts {
   states: JobStateCounter;
   /** Called when the searchable corpus changed (a version went live). */
   corpusChanged?: () => Promise<void>;
+  /** Told of failures first: a lost database or Redis is logged there once. */
+  outages?: OutageNotice;
 }
 
 /**
@@ -144,8 +161,15 @@ export function createIndexing(config: Config, parts: IndexingParts): Indexing {
   const queue =
     config.redisUrl === undefined
       ? inProcessQueue(parts.log, jobs.threads)
-      : bullQueue(config.redisUrl, config.redisPrefix, parts.log, jobs.threads);
-  const worker = new IndexingWorker(parts.db, queue, indexer, parts.log, jobs.sweepMs);
+      : bullQueue(config.redisUrl, config.redisPrefix, parts.log, jobs.threads, parts.outages);
+  const worker = new IndexingWorker(
+    parts.db,
+    queue,
+    indexer,
+    parts.log,
+    jobs.sweepMs,
+    parts.outages,
+  );
   return {
     worker,
     indexer,

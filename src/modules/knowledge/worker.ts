@@ -1,6 +1,8 @@
 import type { Db } from '../../db/client.js';
-import type { JobQueue } from '../../platform/jobs.js';
+import type { KbJobRow } from '../../db/schema/index.js';
+import type { JobQueue, QueueEntry } from '../../platform/jobs.js';
 import type { Logger } from '../../platform/logger.js';
+import type { OutageNotice } from '../../platform/outages.js';
 import type { Indexer } from './indexer.js';
 import { jobsRepo } from './jobs-repo.js';
 
@@ -19,6 +21,8 @@ export class IndexingWorker {
     private readonly indexer: Indexer,
     private readonly log: Logger,
     private readonly sweepMs: number,
+    /** Told of a failure first: a lost database or Redis is logged there once, not per sweep. */
+    private readonly outages?: OutageNotice,
   ) {}
 
   start(): void {
@@ -28,30 +32,45 @@ export class IndexingWorker {
     void this.sweep();
   }
 
+  /** A new job (pending, due at `runAfter`). */
+  async enqueue(job: Pick<KbJobRow, 'id' | 'runAfter'>): Promise<void> {
+    await this.add({ jobId: job.id, dueAt: job.runAfter });
+  }
+
+  /**
+   * Enqueues every job that is due now, a job whose runner died included: it is due once its
+   * lease lapses, and is then run again within this sweep's interval.
+   */
+  async sweep(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      for (const { id, dueAt } of await jobsRepo.due(this.db, 100)) {
+        await this.add({ jobId: id, dueAt });
+      }
+    } catch (err) {
+      if (this.outages?.noticed(err) !== true) this.log.warn({ err }, 'indexing job sweep failed');
+    }
+  }
+
   /**
    * Best effort: the job is already in the table, so if the queue cannot take it now (Redis
    * away), the next sweep of any worker will.
    */
-  async enqueue(jobId: string): Promise<void> {
-    await this.queue.enqueue(jobId).catch((err: unknown) => {
-      this.log.warn({ err, jobId }, 'could not enqueue an indexing job; the sweep will');
+  private async add(entry: QueueEntry): Promise<void> {
+    await this.queue.enqueue(entry).catch((err: unknown) => {
+      if (this.outages?.noticed(err) === true) return;
+      this.log.warn(
+        { err, jobId: entry.jobId },
+        'could not enqueue an indexing job; the sweep will',
+      );
     });
-  }
-
-  /** Enqueues every job that is due now. */
-  async sweep(): Promise<void> {
-    if (this.stopped) return;
-    try {
-      for (const { id } of await jobsRepo.due(this.db, 100)) await this.enqueue(id);
-    } catch (err) {
-      this.log.warn({ err }, 'indexing job sweep failed');
-    }
   }
 
   private async handle(jobId: string): Promise<void> {
     const outcome = await this.indexer.run(jobId);
     if (outcome.kind === 'retry' && !this.stopped) {
-      await this.queue.enqueue(jobId, outcome.delayMs);
+      const { runAfter } = outcome;
+      await this.add({ jobId, dueAt: runAfter, delayMs: runAfter.getTime() - Date.now() });
     }
   }
 

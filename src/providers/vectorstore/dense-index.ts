@@ -1,3 +1,4 @@
+import { TopK } from '../../platform/top-k.js';
 import type { VectorHit } from './types.js';
 import { createInt8Kernel, QUERY_SCALE, ROW_SCALE, type Int8Kernel } from './int8-kernel.js';
 
@@ -95,13 +96,13 @@ export class DenseIndex {
   }
 
   private topCandidates(rows: number, want: number, categoryId: number): number[] {
-    const heap = new MinHeap(want);
+    const heap = new TopK(want);
     const { scores } = this.kernel;
     for (let slot = 0; slot < rows; slot++) {
       if (categoryId >= 0 && this.categoryOf[slot] !== categoryId) continue;
-      heap.offer((scores[slot] ?? 0) * (this.rowScale[slot] ?? 0), slot);
+      heap.offer(slot, (scores[slot] ?? 0) * (this.rowScale[slot] ?? 0));
     }
-    return heap.items();
+    return heap.sorted();
   }
 
   private exactScore(slot: number, query: Float32Array): number {
@@ -180,66 +181,4 @@ function maxAbsOf(vector: Float32Array): number {
   let max = 0;
   for (const x of vector) max = Math.max(max, Math.abs(x));
   return max;
-}
-
-/** A fixed-size min-heap of (score, slot): keeps the `size` best scores seen. */
-class MinHeap {
-  private readonly scores: Float64Array;
-  private readonly slots: Int32Array;
-  private length = 0;
-
-  constructor(private readonly size: number) {
-    this.scores = new Float64Array(size);
-    this.slots = new Int32Array(size);
-  }
-
-  offer(score: number, slot: number): void {
-    if (this.length < this.size) {
-      this.place(this.length++, score, slot);
-      this.siftUp(this.length - 1);
-    } else if (score > (this.scores[0] ?? Infinity)) {
-      this.place(0, score, slot);
-      this.siftDown(0);
-    }
-  }
-
-  items(): number[] {
-    return Array.from(this.slots.subarray(0, this.length));
-  }
-
-  private place(at: number, score: number, slot: number): void {
-    this.scores[at] = score;
-    this.slots[at] = slot;
-  }
-
-  private siftUp(start: number): void {
-    for (let at = start; at > 0;) {
-      const parent = (at - 1) >> 1;
-      if ((this.scores[parent] ?? 0) <= (this.scores[at] ?? 0)) return;
-      this.swap(at, parent);
-      at = parent;
-    }
-  }
-
-  private siftDown(start: number): void {
-    for (let at = start; ;) {
-      const left = at * 2 + 1;
-      const right = left + 1;
-      let least = at;
-      if (left < this.length && (this.scores[left] ?? 0) < (this.scores[least] ?? 0)) least = left;
-      if (right < this.length && (this.scores[right] ?? 0) < (this.scores[least] ?? 0)) {
-        least = right;
-      }
-      if (least === at) return;
-      this.swap(at, least);
-      at = least;
-    }
-  }
-
-  private swap(a: number, b: number): void {
-    const score = this.scores[a] ?? 0;
-    const slot = this.slots[a] ?? 0;
-    this.place(a, this.scores[b] ?? 0, this.slots[b] ?? 0);
-    this.place(b, score, slot);
-  }
 }
