@@ -4,7 +4,7 @@
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-audit bench-chat bench-voice bench-voice-wer bench-cache bench-ehr services tools openapi clean
+.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-audit bench-chat bench-voice bench-voice-wer bench-cache bench-ehr bench-llm-usage bench-lexical-candidates bench-search services tools openapi clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -89,14 +89,21 @@ bench-audit: $(STAMP) services
 bench-chat: $(STAMP) services
 	npx tsx bench/chat.ts
 
+## Issue 24: search through the API at 20,000 and 200,000 chunks, embedded and PostgreSQL (about 30 minutes).
+bench-search: $(STAMP) services
+	npx tsx bench/search-scale.ts
+
 ## The voice benchmark: latency, barge-in, recognizer speed, overhead, sessions at once and idle CPU
 ## with the offline providers (needs PostgreSQL, Redis and the speech tools; about 10 minutes).
 bench-voice: $(STAMP) services speech
 	npx tsx bench/voice.ts
 
-## The recognizer's word error rate with the generic and the knowledge-base models (Flite voices slt
-## and rms; needs the speech tools and SoX; about 8 minutes).
-bench-voice-wer: $(STAMP) tools
+## The recognizer's word error rate with the generic and the knowledge-base models on Flite's voices,
+## eSpeak NG's voices and a person's recordings (Debian's Asterisk prompts); installs SoX, the
+## recordings and spandsp's G.722 decoder when absent (skipping their rows if it cannot). About 25
+## minutes on an idle 2-core machine, several times that when the machine is busy.
+bench-voice-wer: $(STAMP)
+	bash scripts/ensure-speech.sh --bench
 	npx tsx bench/voice-wer.ts
 
 ## Cache and flags (issue 12): flag evaluations and cached user lookups against a Map lookup.
@@ -107,6 +114,20 @@ bench-cache: $(STAMP) services
 ## and the time from the provider's recovery to a CLOSED circuit breaker.
 bench-ehr: $(STAMP) services
 	npx tsx bench/ehr.ts
+
+## LLM token totals (issue 22 item 6): what the trigger keeping them costs answers being stored,
+## and what the admin panel's read costs after a year of answers (needs PostgreSQL).
+bench-llm-usage: $(STAMP) services
+	npx tsx bench/llm-usage.ts
+
+## Issue 24: ranked lexical index candidates (in-process libraries, own postings, LanceDB, PostgreSQL
+## with RUM) on the same chunks, at 20,000 and 200,000 chunks. The bench is its own package: its
+## dependencies are installed under bench/lexical-candidates, not the service's. Needs PostgreSQL
+## with the Debian package postgresql-15-rum (its row reports the error otherwise). Under 30 min.
+bench-lexical-candidates: $(STAMP) services
+	$(NPM) ci --prefix bench/lexical-candidates --no-audit --no-fund
+	npx tsc -p bench/lexical-candidates/tsconfig.json --noEmit
+	npx tsx bench/lexical-candidates/run.ts
 
 clean:
 	rm -rf dist node_modules/.install-stamp

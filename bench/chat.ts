@@ -3,10 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { withAdminClient } from '../test/helpers/local-servers.js';
-import { corpus, type GeneratedDocument } from './lib/chat-corpus.js';
-import { jobCount, login, startServer, uploadText, type ServerChild } from './lib/chat-client.js';
+import { corpus } from './lib/chat-corpus.js';
+import { login, seedDocuments, startServer } from './lib/chat-client.js';
 import { concurrentPart, idlePart, retrievalPart } from './lib/chat-parts.js';
 import { render, type ChatReport, type VariantResult } from './lib/chat-report.js';
 import {
@@ -16,8 +15,8 @@ import {
   deleteRedisPrefix,
   serverVersions,
 } from './lib/fixtures.js';
-import { sleep } from './lib/processes.js';
 import { num, runBenchmark, writeSection } from './lib/sections.js';
+import { SERVICE_ENV } from './lib/chat-client.js';
 
 /**
  * `make bench-chat`: the chat engine (DECISIONS 4) through real sockets on a service in a child
@@ -69,24 +68,6 @@ const VARIANTS: Omit<VariantResult, 'result'>[] = [
 ];
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
-/** Uploads in flight while seeding. */
-const UPLOADS_AT_ONCE = 4;
-
-/** The service's settings: the defaults, except what a benchmark of this size needs. */
-export const SERVICE_ENV = {
-  NODE_ENV: 'production',
-  LOG_LEVEL: 'info',
-  RATE_LIMIT_REGISTER_PER_HOUR: '100000',
-  RATE_LIMIT_LOGIN_PER_MINUTE: '100000',
-  RATE_LIMIT_REFRESH_PER_MINUTE: '100000',
-  RATE_LIMIT_HEALTH_PER_MINUTE: '100000',
-  RATE_LIMIT_READY_PER_MINUTE: '100000',
-  CHAT_SENDS_PER_MINUTE: '100000',
-  CHAT_MAX_ACTIVE_ANSWERS: '1000',
-  WS_MAX_SOCKETS_PER_USER: '20000',
-  WS_IDLE_TIMEOUT_MS: '3600000',
-  ACCESS_TOKEN_TTL_SECONDS: '3600',
-};
 
 const cleanups: (() => Promise<unknown>)[] = [];
 async function cleanUp(): Promise<void> {
@@ -95,31 +76,6 @@ async function cleanUp(): Promise<void> {
       console.error('clean-up step failed:', err);
     });
   }
-}
-
-/** Uploads every document through the admin route and waits for their jobs. */
-async function seed(server: ServerChild, token: string, docs: GeneratedDocument[]) {
-  const started = performance.now();
-  let next = 0;
-  const uploader = async () => {
-    while (next < docs.length) {
-      const doc = docs[next++]!;
-      await uploadText(server.base, token, doc.title, doc.text);
-    }
-  };
-  await Promise.all(Array.from({ length: UPLOADS_AT_ONCE }, uploader));
-  for (let last = 0; ;) {
-    const done = await jobCount(server.base, token, 'completed');
-    const failed = await jobCount(server.base, token, 'failed');
-    if (failed > 0) throw new Error(`${String(failed)} indexing jobs failed`);
-    if (done >= docs.length) break;
-    if (performance.now() - last > 10_000) {
-      console.log(`seeding: ${String(done)}/${String(docs.length)} documents indexed`);
-      last = performance.now();
-    }
-    await sleep(500);
-  }
-  return (performance.now() - started) / 1000;
 }
 
 /** The code measured: the commit, and the files of src/ that differed from it. */
@@ -174,7 +130,7 @@ async function run(): Promise<ChatReport> {
   const docs = corpus(settings.chunks);
   const chunks = docs.reduce((sum, d) => sum + d.chunks, 0);
   console.log(`seeding ${String(docs.length)} documents, ${String(chunks)} chunks`);
-  const seedSeconds = await seed(server, adminToken, docs);
+  const seedSeconds = await seedDocuments(server, adminToken, docs);
   const active = await withAdminClient(db.url, async (c) => {
     await c.query('vacuum (analyze)');
     const res = await c.query<{ n: number }>(

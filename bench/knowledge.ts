@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -19,6 +19,7 @@ import { searchTextOf } from '../src/modules/knowledge/extraction-protocol.js';
 import { Indexer } from '../src/modules/knowledge/indexer.js';
 import { jobStateCounter } from '../src/modules/knowledge/job-states.js';
 import { SearchService } from '../src/modules/knowledge/search.js';
+import { LexicalIndex } from '../src/modules/knowledge/lexical/index.js';
 import { KnowledgeService, type StoredUpload } from '../src/modules/knowledge/service.js';
 import type { SelfActor } from '../src/modules/users/service.js';
 import { usersRepo } from '../src/modules/users/repo.js';
@@ -34,6 +35,7 @@ import {
 } from '../src/providers/vectorstore/index.js';
 import { largePdf } from '../test/helpers/pdf.js';
 import { ADMIN_DATABASE_URL, createDatabase } from './lib/fixtures.js';
+import { searchCorpus } from './lib/guideline-corpus.js';
 import {
   num,
   percentile,
@@ -65,7 +67,6 @@ const settings = {
   write: process.env.BENCH_WRITE !== '0',
 };
 const ROOT = path.resolve(import.meta.dirname, '..');
-const CORPUS_DIR = path.join(ROOT, 'eval', 'corpus');
 const QUESTIONS = path.join(ROOT, 'eval', 'questions.json');
 /** As src/modules/knowledge/wiring.ts and the configuration's defaults. */
 const INDEXER_OPTIONS = { leaseMs: 60_000, retryBaseMs: 5000, batchSize: 32, watchMs: 1000 };
@@ -74,105 +75,6 @@ const VECTOR_MAX_STALENESS_MS = 1000;
 const LIMIT = 5;
 /** The service's candidates per ranking (HASHED_TUNING.candidates in search.ts). */
 const CANDIDATES = 50;
-
-// ---------------------------------------------------------------------------------------------
-// Deterministic randomness, so every run and both backends get the same documents.
-
-// ---------------------------------------------------------------------------------------------
-// The search corpus: guideline-style text documents recombined from eval/corpus.
-
-interface Section {
-  heading: string;
-  /** Each block is a list (kept whole) or a paragraph split into sentences. */
-  blocks: { list: string } | { sentences: string[] };
-}
-interface Source {
-  key: string;
-  title: string;
-  sections: { heading: string; blocks: Section['blocks'][] }[];
-}
-
-function loadSources(): Source[] {
-  return readdirSync(CORPUS_DIR)
-    .filter((f) => f.endsWith('.txt'))
-    .sort()
-    .map((file) => {
-      const text = readFileSync(path.join(CORPUS_DIR, file), 'utf8');
-      let title = file;
-      const sections: Source['sections'] = [];
-      for (const block of text.split(/\n{2,}/)) {
-        const trimmed = block.trim();
-        if (trimmed.startsWith('# ')) title = trimmed.slice(2);
-        else if (trimmed.startsWith('## '))
-          sections.push({ heading: trimmed.slice(3), blocks: [] });
-        else if (trimmed !== '' && sections.length > 0) {
-          sections
-            .at(-1)!
-            .blocks.push(
-              trimmed.startsWith('- ')
-                ? { list: trimmed }
-                : { sentences: trimmed.split(/(?<=[.!?])\s+(?=[A-Z0-9])/) },
-            );
-        }
-      }
-      return { key: file.replace(/\.txt$/, ''), title, sections };
-    });
-}
-
-const REGIONS = ['North', 'South', 'East', 'West', 'Central', 'Coastal', 'Metropolitan', 'Rural'];
-const KINDS = ['trust guideline', 'practice protocol', 'ward handbook', 'formulary note'];
-
-/**
- * Document `n`: a title, then 8 to 14 sections, most from one topic and some from others; in each
- * paragraph a sentence is dropped with probability 0.15, one of another paragraph of the same
- * topic added with probability 0.15, and neighbours swapped with probability 0.2.
- */
-function generatedDocument(sources: Source[], n: number): { title: string; text: string } {
-  const random = prng(1_000_003 * (n + 1));
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const base = sources[n % sources.length]!;
-  const title = `${base.title} (${pick(REGIONS)} ${pick(KINDS)}, ${2015 + Math.floor(random() * 10)}, edition ${n + 1})`;
-  const parts = [`# ${title}`];
-  const sectionCount = 8 + Math.floor(random() * 7);
-  for (let s = 0; s < sectionCount; s++) {
-    const source = random() < 0.7 ? base : pick(sources);
-    const section = pick(source.sections);
-    parts.push(`## ${section.heading}`);
-    const sentences = source.sections.flatMap((x) =>
-      x.blocks.flatMap((b) => ('sentences' in b ? b.sentences : [])),
-    );
-    for (const block of section.blocks) {
-      if ('list' in block) {
-        parts.push(block.list);
-        continue;
-      }
-      const out: string[] = [];
-      for (const sentence of block.sentences) {
-        if (random() >= 0.15) out.push(sentence);
-        if (random() < 0.15) out.push(pick(sentences));
-      }
-      for (let i = 1; i < out.length; i++) {
-        if (random() < 0.2) [out[i - 1], out[i]] = [out[i]!, out[i - 1]!];
-      }
-      if (out.length > 0) parts.push(out.join(' '));
-    }
-  }
-  return { title, text: `${parts.join('\n\n')}\n` };
-}
-
-/** Documents until their chunks (as the indexer will cut them) reach `target`. */
-function searchCorpus(target: number): { title: string; text: string; chunks: number }[] {
-  const sources = loadSources();
-  const docs: { title: string; text: string; chunks: number }[] = [];
-  let total = 0;
-  for (let n = 0; total < target; n++) {
-    const doc = generatedDocument(sources, n);
-    const chunks = chunkPages([{ page: null, text: doc.text }]).length;
-    docs.push({ ...doc, chunks });
-    total += chunks;
-  }
-  return docs;
-}
 
 interface Question {
   id: string;
@@ -326,7 +228,8 @@ async function wire(key: Backend['key'], database: Database, dir: string): Promi
   // Jobs are run by the benchmark itself (Indexer.run, timed) rather than by the worker's queue.
   const sink = { enqueue: () => Promise.resolve() };
   const knowledge = new KnowledgeService(db, files, vectors, audit, sink, log, MAX_RETRIES, states);
-  const search = new SearchService(db, embeddings, store);
+  const lexical = new LexicalIndex(db, { log });
+  const search = new SearchService(db, embeddings, store, lexical);
   const id = randomUUID();
   await usersRepo.insert(db, {
     id,

@@ -85,7 +85,7 @@ export async function baseApp(deps: Deps, options: BaseAppOptions): Promise<Buil
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(createValidatorCompiler());
   app.addSchema(ErrorEnvelope);
-  registerErrorHandling(app);
+  registerErrorHandling(app, deps.outages);
 
   registerRequestHooks(app, deps.log, metrics);
 

@@ -47,6 +47,18 @@ describe('language model configuration', () => {
     expect(config.llm).toMatchObject({ maxTokens: undefined, temperature: undefined });
   });
 
+  it('probes the model within 2 s and calls it slow above 1 s, unless told otherwise', () => {
+    expect(loadConfig({}).llmHealth).toEqual({ timeoutMs: 2000, slowMs: 1000 });
+    const config = loadConfig({ LLM_HEALTH_TIMEOUT_MS: '5000', LLM_HEALTH_SLOW_MS: '300' });
+    expect(config.llmHealth).toEqual({ timeoutMs: 5000, slowMs: 300 });
+    expect(problems({ LLM_HEALTH_TIMEOUT_MS: '500', LLM_HEALTH_SLOW_MS: '500' })).toEqual([
+      'LLM_HEALTH_SLOW_MS: must be below LLM_HEALTH_TIMEOUT_MS',
+    ]);
+    expect(problems({ LLM_HEALTH_TIMEOUT_MS: '50' })).toEqual([
+      expect.stringMatching(/^LLM_HEALTH_TIMEOUT_MS: /),
+    ]);
+  });
+
   it('requires the endpoint and the model for openai', () => {
     expect(problems({ LLM_PROVIDER: 'openai' })).toEqual([
       'OPENAI_BASE_URL: required when LLM_PROVIDER=openai',

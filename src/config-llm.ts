@@ -14,6 +14,10 @@ export const LlmEnv = {
   LLM_MODEL: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   LLM_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000 }),
   LLM_MAX_TOKENS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  /** The operator port's probe of the model (GET /models): longest wait for its answer. */
+  LLM_HEALTH_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 2000 }),
+  /** A probe answered slower than this reports the model `degraded`. */
+  LLM_HEALTH_SLOW_MS: Type.Integer({ minimum: 1, maximum: 60_000, default: 1000 }),
   // Text, since the environment parser turns only integers and booleans into values.
   LLM_TEMPERATURE: Type.Optional(
     Type.String({
@@ -30,10 +34,17 @@ type LlmEnvValues = Static<ReturnType<typeof Type.Object<typeof LlmEnv>>> & {
 
 export interface LlmSettings {
   llm: LlmConfig;
+  /** The health probe of the provider status (issue 22 item 7). */
+  llmHealth: { timeoutMs: number; slowMs: number };
 }
 
 /** Cross-key rules; problems go into the one list config.ts reports. */
 export function checkLlm(env: LlmEnvValues, problems: Map<string, string>): void {
+  const health = ['LLM_HEALTH_SLOW_MS', 'LLM_HEALTH_TIMEOUT_MS'];
+  const bothValid = health.every((key) => !problems.has(key));
+  if (bothValid && env.LLM_HEALTH_SLOW_MS >= env.LLM_HEALTH_TIMEOUT_MS) {
+    problems.set('LLM_HEALTH_SLOW_MS', 'must be below LLM_HEALTH_TIMEOUT_MS');
+  }
   if (env.LLM_PROVIDER !== 'openai') return;
   for (const key of ['OPENAI_BASE_URL', 'LLM_MODEL'] as const) {
     if (env[key] === undefined && !problems.has(key)) {
@@ -43,8 +54,10 @@ export function checkLlm(env: LlmEnvValues, problems: Map<string, string>): void
 }
 
 export function llmConfig(env: LlmEnvValues): LlmSettings {
-  if (env.LLM_PROVIDER === 'extractive') return { llm: { provider: 'extractive' } };
+  const llmHealth = { timeoutMs: env.LLM_HEALTH_TIMEOUT_MS, slowMs: env.LLM_HEALTH_SLOW_MS };
+  if (env.LLM_PROVIDER === 'extractive') return { llm: { provider: 'extractive' }, llmHealth };
   return {
+    llmHealth,
     llm: {
       provider: 'openai',
       baseUrl: env.OPENAI_BASE_URL ?? '',

@@ -33,6 +33,7 @@ const EnvSchema = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Type.Optional(Url('postgres|postgresql')),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
   REDIS_URL: Type.Optional(Url('redis|rediss')),
   REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_.-]{1,64}$', default: 'mas:' }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32, maxLength: 1024 })),
@@ -117,6 +118,8 @@ export interface Config
   dataDir: string;
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** How long a query waits for a PostgreSQL connection before the request answers 503. */
+  databaseConnectTimeoutMs: number;
   redisUrl: string | undefined;
   redisPrefix: string;
   jwtSecret: string | undefined;
@@ -237,6 +240,7 @@ function toConfig(env: Env): Config {
     dataDir: env.DATA_DIR,
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.DATABASE_POOL_SIZE,
+    databaseConnectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
     redisUrl: env.REDIS_URL,
     redisPrefix: env.REDIS_PREFIX,
     jwtSecret: env.JWT_SECRET,

@@ -45,6 +45,7 @@ import type { Logger } from './platform/logger.js';
 import { Chaos } from './platform/chaos.js';
 import { LayeredCache } from './platform/layered-cache.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
+import { Outages } from './platform/outages.js';
 import { memoryPubSub, redisPubSub, type PubSub } from './platform/pubsub.js';
 import { serviceVersion } from './platform/project.js';
 import { RateLimiter } from './platform/rate-limit.js';
@@ -62,6 +63,8 @@ export interface Deps {
   cacheAdmin: CacheAdminService;
   files: FileStore;
   metrics: Metrics;
+  /** Lost dependencies: the 503 of a request that needed one, logged once per outage. */
+  outages: Outages;
   audit: AuditService;
   /** The audit retention purge (also run on a schedule unless AUDIT_RETENTION_ENABLED=false). */
   auditRetention: AuditRetention;
@@ -107,6 +110,7 @@ export async function createDeps(
       url: config.databaseUrl,
       pgliteDir: path.join(config.dataDir, 'pglite'),
       poolSize: config.databasePoolSize,
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
     }));
   await runMigrations(database);
   const redis =
@@ -117,8 +121,24 @@ export async function createDeps(
   const kv = redis === undefined ? memoryStore() : redisStore(redis);
   const files = createFileStore(config);
   const metrics = createMetrics();
-  const pubsub = redis === undefined ? memoryPubSub() : redisPubSub(redis, config.redisPrefix, log);
-  const cache = new LayeredCache(pubsub, redis, config.redisPrefix, log);
+  const outages = new Outages(
+    log,
+    {
+      ...(database.kind === 'postgres' ? { postgres: () => database.ping() } : {}),
+      ...(redis === undefined ? {} : { redis: () => kv.ping() }),
+    },
+    metrics,
+  );
+  // A new connection is the first sign that a lost dependency is back (its probe is the next).
+  database.onConnect(() => {
+    outages.restored('postgres');
+  });
+  redis?.on('ready', () => {
+    outages.restored('redis');
+  });
+  const pubsub =
+    redis === undefined ? memoryPubSub() : redisPubSub(redis, config.redisPrefix, log, outages);
+  const cache = new LayeredCache(pubsub, redis, config.redisPrefix, log, outages);
   await cache.start();
   metrics.countCache('l1', cache.l1Counts);
   metrics.countCache('l2', cache.l2CacheCounts);
@@ -172,8 +192,9 @@ export async function createDeps(
     log,
     metrics.kbJobs,
     cache,
+    outages,
   );
-  const rateLimiter = new RateLimiter(kv, log, () => now().getTime());
+  const rateLimiter = new RateLimiter(kv, log, () => now().getTime(), outages);
   const sockets = new SocketRegistry(redis, log, config.wsRegistry);
   await sockets.start();
   const system = new SystemMetrics(metrics, database);
@@ -185,6 +206,7 @@ export async function createDeps(
     log,
     metrics,
     redis,
+    kv,
     auth,
     messages,
     conversations,
@@ -194,6 +216,7 @@ export async function createDeps(
     sockets,
     ehr,
     chaos,
+    outages,
     ...(overrides.llm === undefined ? {} : { llm: overrides.llm }),
   });
   const voice = createVoice({
@@ -208,6 +231,7 @@ export async function createDeps(
     conversations,
     sockets,
     chaos,
+    outages,
   });
   const health = new HealthService(
     serviceVersion(),
@@ -226,6 +250,7 @@ export async function createDeps(
     cacheAdmin: new CacheAdminService(cache, audit),
     files,
     metrics,
+    outages,
     audit,
     auditRetention: retention,
     users,
@@ -241,7 +266,7 @@ export async function createDeps(
     chaos,
     rateLimiter,
     health,
-    status: new StatusService(database.db, sockets, system),
+    status: new StatusService(database.db, sockets, system, now),
     async close() {
       await purges.close();
       // Answers and jobs first: both still need the database to record where they stopped.
@@ -254,6 +279,7 @@ export async function createDeps(
       await sockets.close();
       cache.close();
       await pubsub.close();
+      outages.close();
       await Promise.allSettled([kv.close(), database.close()]);
     },
   };

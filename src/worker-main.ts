@@ -54,7 +54,11 @@ function searchCacheInvalidation(config: Config, log: Logger) {
 
 /** Starts the worker; returns how to stop it (running jobs are released, then the database closes). */
 async function startWorker(config: Config, url: string, log: Logger) {
-  const database = await openDatabase({ url, poolSize: config.databasePoolSize });
+  const database = await openDatabase({
+    url,
+    poolSize: config.databasePoolSize,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  });
   await runMigrations(database);
   const embeddings = createEmbeddings(config.embeddings);
   const vectors = vectorStoreFor(config, database.db);

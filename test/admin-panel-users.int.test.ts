@@ -10,6 +10,7 @@ import {
   users,
 } from '../src/db/schema/index.js';
 import { PanelSummaryService, startOfUtcDay } from '../src/modules/admin/summary.js';
+import { HISTORY_LIMIT } from '../src/modules/admin/users-schema.js';
 import { HealthService } from '../src/modules/health/service.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import {
@@ -419,9 +420,10 @@ describe('admin panel: summary and users (PostgreSQL + Redis)', () => {
       dataOf(promoted);
       const demoted = await call('PUT', `/api/users/${u.id}/revoke-admin`);
       dataOf(demoted);
-      const { items } = dataOf<{ items: RoleChange[] }>(
+      const { items, total } = dataOf<{ items: RoleChange[]; total: number }>(
         await call('GET', `${PANEL}/users/${u.id}/role-history`),
       );
+      expect(total).toBe(3);
       expect(items).toEqual([
         {
           timestamp: expect.stringMatching(/Z$/),
@@ -461,10 +463,11 @@ describe('admin panel: summary and users (PostgreSQL + Redis)', () => {
     it('shows only that user’s changes, and 404 for an unknown user', async () => {
       const [a, b] = await Promise.all([createUser(t.app, t.deps), createUser(t.app, t.deps)]);
       dataOf(await put(b.id, { admin_role: 'admin', reason: 'B only' }));
-      const { items } = dataOf<{ items: RoleChange[] }>(
+      const history = dataOf<{ items: RoleChange[]; total: number }>(
         await call('GET', `${PANEL}/users/${a.id}/role-history`),
       );
-      expect(items.map((i) => i.action)).toEqual(['auth.register']);
+      expect(history.items.map((i) => i.action)).toEqual(['auth.register']);
+      expect(history.total).toBe(1);
       errorOf(await call('GET', `${PANEL}/users/${UNKNOWN}/role-history`), 404);
     });
   });
@@ -472,18 +475,19 @@ describe('admin panel: summary and users (PostgreSQL + Redis)', () => {
   describe('GET /users/:user_id/lock-reasons', () => {
     it('lists a lockout from five wrong logins and a deactivation with its reason, newest first', async () => {
       const u = await createUser(t.app, t.deps);
-      const empty = dataOf<{ items: LockReason[] }>(
+      const empty = dataOf<{ items: LockReason[]; total: number }>(
         await call('GET', `${PANEL}/users/${u.id}/lock-reasons`),
       );
-      expect(empty.items).toEqual([]);
+      expect(empty).toEqual({ items: [], total: 0 });
       await wrongLogins(u.email, 5);
       const off = await put(u.id, { is_active: false, reason: 'Shared their password' });
       dataOf(off);
       const on = await put(u.id, { is_active: true, reason: 'Password reset done' });
       dataOf(on);
-      const { items } = dataOf<{ items: LockReason[] }>(
+      const { items, total } = dataOf<{ items: LockReason[]; total: number }>(
         await call('GET', `${PANEL}/users/${u.id}/lock-reasons`),
       );
+      expect(total).toBe(3);
       expect(items.map((i) => i.kind)).toEqual(['reactivation', 'deactivation', 'lockout']);
       const setBy = { id: admin.id, email: admin.email };
       expect(items[0]).toEqual({
@@ -539,6 +543,34 @@ describe('admin panel: summary and users (PostgreSQL + Redis)', () => {
         ['lockout', false],
       ]);
       errorOf(await call('GET', `${PANEL}/users/${UNKNOWN}/lock-reasons`), 404);
+    });
+
+    it('answers the newest entries up to the limit, and counts them all in total', async () => {
+      const u = await createUser(t.app, t.deps);
+      const start = Date.parse('2026-01-01T00:00:00Z');
+      // One more lockout than a history answers, a minute apart, then a deactivation (newest).
+      await db()
+        .insert(userLocks)
+        .values(
+          Array.from({ length: HISTORY_LIMIT + 1 }, (_, i) => ({
+            id: crypto.randomUUID(),
+            userId: u.id,
+            reason: `lockout ${i}`,
+            failedAttempts: 5,
+            ip: null,
+            lockedAt: new Date(start + i * 60_000),
+            lockedUntil: new Date(start + i * 60_000 + 900_000),
+          })),
+        );
+      dataOf(await put(u.id, { is_active: false, reason: 'Left the trust' }));
+      const { items, total } = dataOf<{ items: LockReason[]; total: number }>(
+        await call('GET', `${PANEL}/users/${u.id}/lock-reasons`),
+      );
+      expect(total).toBe(HISTORY_LIMIT + 2);
+      expect(items).toHaveLength(HISTORY_LIMIT);
+      expect(items[0]).toMatchObject({ kind: 'deactivation', reason: 'Left the trust' });
+      // The two oldest lockouts are the ones left out.
+      expect(items.at(-1)).toMatchObject({ kind: 'lockout', reason: 'lockout 2' });
     });
   });
 });
@@ -625,9 +657,12 @@ describe('admin panel: the same queries on the embedded PGlite', () => {
       [admin.id, 0, 0],
     ]);
     expect(await get(`${PANEL}/users/${u.id}`)).toMatchObject({ active_lock: false });
-    const history = await get<{ items: RoleChange[] }>(`${PANEL}/users/${u.id}/role-history`);
+    const history = await get<{ items: RoleChange[]; total: number }>(
+      `${PANEL}/users/${u.id}/role-history`,
+    );
     expect(history.items.map((i) => i.action)).toEqual(['auth.register']);
-    const locks = await get<{ items: unknown[] }>(`${PANEL}/users/${u.id}/lock-reasons`);
-    expect(locks.items).toEqual([]);
+    expect(history.total).toBe(1);
+    const locks = await get(`${PANEL}/users/${u.id}/lock-reasons`);
+    expect(locks).toEqual({ items: [], total: 0 });
   });
 });

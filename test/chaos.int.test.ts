@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EhrCaller } from '../src/modules/ehr/service.js';
 import type { ChaosDependency } from '../src/platform/chaos.js';
 import type { TestApp } from './helpers/app.js';
@@ -70,7 +69,12 @@ describe('chaos (fault injection)', () => {
 
   beforeAll(async () => {
     ehr = await startEhrApp({
-      env: { CHAOS_ENABLED: 'true', EHR_BREAKER_HALF_OPEN_AFTER_MS: '200', EHR_TIMEOUT_MS: '2000' },
+      env: {
+        CHAOS_ENABLED: 'true',
+        EHR_BREAKER_HALF_OPEN_AFTER_MS: '200',
+        EHR_BREAKER_PROBE_INTERVAL_MS: '100',
+        EHR_TIMEOUT_MS: '2000',
+      },
       flags: ['ehr.read'],
     });
     ({ server, t, patient } = ehr);
@@ -117,11 +121,15 @@ describe('chaos (fault injection)', () => {
     expect(server.requests.length).toBe(sent);
     expect(t.deps.chaos.status().dependencies.ehr.injected_errors).toBeGreaterThanOrEqual(5);
 
+    // The breaker's probes go through the same fault injection: after the reset they close it.
     t.deps.chaos.reset();
-    for (let i = 0; i < 100 && t.deps.ehr.status().circuit_breaker.state !== 'CLOSED'; i++) {
-      await sleep(50);
-      answer = await t.deps.ehr.patientSummary(clinician, patient);
-    }
+    await vi.waitFor(
+      () => {
+        expect(t.deps.ehr.status().circuit_breaker.state).toBe('CLOSED');
+      },
+      { timeout: 20_000, interval: 20 },
+    );
+    answer = await t.deps.ehr.patientSummary(clinician, patient);
     expect(t.deps.ehr.status()).toMatchObject({
       status: 'ok',
       fallback_active: false,

@@ -1,14 +1,16 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAiLlmProvider } from '../src/providers/llm/openai.js';
-import { createTestApp, type TestApp } from './helpers/app.js';
+import { createSecondInstance, createTestApp, type TestApp } from './helpers/app.js';
+import { historyOf, storedThread, turnsOf } from './helpers/chat-thread.js';
 import { createUser, type TestUser } from './helpers/factories.js';
 import { OpenAiChatServer } from './helpers/openai-chat-server.js';
 import { ChatClient, newConversation } from './helpers/ws-client.js';
 
 /**
  * Two app instances on one PostgreSQL database and one Redis act as one chat service: typing,
- * message_done, resume and cancel cross between them (DECISIONS 4, issue 10).
+ * message_done, resume and cancel cross between them (DECISIONS 4, issue 10); turns on a branch
+ * take turns and a user's answers are counted across them (issue 22).
  */
 
 const SLOW = { kind: 'sse', fixture: 'text-with-usage.sse', delayMs: 60 } as const;
@@ -34,13 +36,7 @@ describe('two instances, one Redis', () => {
   beforeAll(async () => {
     await llm.start();
     one = await createTestApp({ llm: model() });
-    two = await createTestApp({
-      llm: model(),
-      shared: {
-        databaseUrl: one.deps.config.databaseUrl ?? '',
-        redisPrefix: one.deps.config.redisPrefix,
-      },
-    });
+    two = await createSecondInstance(one, { llm: model() });
     for (const t of [one, two]) {
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       ports.push((t.app.server.address() as AddressInfo).port);
@@ -133,5 +129,53 @@ describe('two instances, one Redis', () => {
       expect(ttl).toBeGreaterThan(9 * 60_000);
       expect(ttl).toBeLessThanOrEqual(10 * 60_000);
     }
+  });
+
+  it('questions sent to the two instances on one branch take turns: Q1, A1, Q2, A2', async () => {
+    llm.script(SLOW, SLOW);
+    const conversationId = await conversation();
+    const a = await connect(0);
+    const b = await connect(1);
+    a.send({ type: 'message_send', conversation_id: conversationId, content: 'Asked on one?' });
+    b.send({ type: 'message_send', conversation_id: conversationId, content: 'Asked on two?' });
+    const ids = () => new Set(a.ofType('message_done').map((f) => JSON.stringify(f.message)));
+    await a.next(() => ids().size === 2, 20_000);
+    const turns = turnsOf(await storedThread(one.app, user.access, conversationId));
+    expect(turns.map((t) => t.question.content).sort()).toEqual(['Asked on one?', 'Asked on two?']);
+    const history = historyOf(llm.requests[1]);
+    expect(history.slice(0, 2)).toEqual([
+      { role: 'user', content: turns[0]?.question.content },
+      { role: 'assistant', content: turns[0]?.answer.content },
+    ]);
+  });
+
+  it('the limit of 3 answers at once counts the user’s answers on both instances', async () => {
+    llm.script(SLOW, SLOW, SLOW, SLOW);
+    const a = await connect(0);
+    const b = await connect(1);
+    const send = (client: ChatClient, conversationId: string, ref: string) => {
+      client.ask(conversationId, 'Metformin?', { request_ref: ref });
+    };
+    const conversations = [await conversation(), await conversation(), await conversation()];
+    send(a, conversations[0] ?? '', 'one');
+    send(a, conversations[1] ?? '', 'two');
+    send(b, conversations[2] ?? '', 'three');
+    await b.next((f) => f.type === 'chunk');
+    await a.next(() => new Set(a.ofType('chunk').map((f) => f.message_id)).size === 2);
+    send(b, await conversation(), 'four');
+    expect(await b.next((f) => f.type === 'error')).toMatchObject({
+      code: 'RATE_LIMITED',
+      request_ref: 'four',
+    });
+    // Once one has ended, a slot is free again, on either instance.
+    await b.next((f) => f.type === 'message_done', 20_000);
+    const before = new Set([...a.ofType('chunk'), ...b.ofType('chunk')].map((f) => f.message_id));
+    send(b, await conversation(), 'five');
+    const fifth = await b.next((f) => f.type === 'chunk' && !before.has(f.message_id), 20_000);
+    await b.next(
+      (f) => f.type === 'message_done' && (f.message as { id: string }).id === fifth.message_id,
+      20_000,
+    );
+    expect(b.ofType('error')).toHaveLength(1);
   });
 });

@@ -249,8 +249,13 @@ describe('socket limits', () => {
 
   beforeAll(async () => {
     await llm.start();
+    // The send rate is counted per clock minute: the service's clock starts this block at the
+    // start of a minute, so the four sends of the first test fall in one window however slowly
+    // the machine runs them (CI once crossed a minute between the third and the fourth).
+    const shift = Date.now() % 60_000;
     t = await createTestApp({
       backend: 'pglite',
+      now: () => new Date(Date.now() - shift),
       llm: new OpenAiLlmProvider({ baseUrl: llm.baseUrl, model: 'gpt-4o-mini', timeoutMs: 2000 }),
       env: {
         CHAT_SENDS_PER_MINUTE: '3',
@@ -332,13 +337,22 @@ describe('socket limits', () => {
   it('a client that stops reading is closed with 1013 instead of growing the server’s memory', async () => {
     const slow = await connect();
     const socket = (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    const closes = async () =>
+      (await t.deps.metrics.wsSlowReaderCloses.get()).values.reduce((n, v) => n + v.value, 0);
+    const before = await closes();
     socket.pause();
-    // Pongs pile up: first in the kernel's socket buffers, then in the server's send buffer.
+    // Pongs pile up: first in the kernel's socket buffers, then in the server's send buffer. The
+    // client reads again as soon as the server gives up on it: a client still silent 5 s after the
+    // close is cut off without one (1006), however loaded the machine running the test.
     const ts = 'x'.repeat(64);
     for (let i = 0; i < 300_000 && slow.ws.readyState === slow.ws.OPEN; i++) {
       slow.send({ type: 'ping', ts });
-      if (i % 200 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+      if (i % 200 === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        if ((await closes()) > before) break;
+      }
     }
+    expect(await closes()).toBe(before + 1);
     socket.resume();
     expect((await slow.closed).code).toBe(1013);
   });

@@ -81,6 +81,7 @@ describe('health, readiness and metrics (PostgreSQL + Redis)', () => {
       'http_request_duration_seconds',
       'ws_connections',
       'chat_first_chunk_seconds',
+      'llm_tokens_total',
       'voice_stage_seconds',
       'kb_jobs_total',
       'cache_requests_total',

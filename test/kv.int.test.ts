@@ -49,3 +49,38 @@ describe.each(stores)('expiring values (%s)', (kind, store) => {
     expect(await store.get('flag:x')).toBe('1');
   });
 });
+
+describe.each(stores)('leases (%s)', (kind, store) => {
+  const pass = async (ms: number) => {
+    if (kind === 'memory') clock += ms;
+    else await new Promise((resolve) => setTimeout(resolve, ms));
+  };
+
+  it('admits up to the capacity, in order of entry, and renewing is never refused', async () => {
+    const key = `lease:${randomUUID()}`;
+    const a = await store.lease(key, 'a', 60_000, { capacity: 2 });
+    const b = await store.lease(key, 'b', 60_000, { capacity: 2 });
+    expect(a).toMatchObject({ rank: 0, renewed: false });
+    expect(b).toMatchObject({ rank: 1, renewed: false });
+    expect(await store.lease(key, 'c', 60_000, { capacity: 2 })).toBeUndefined();
+    expect(await store.lease(key, 'b', 60_000, { capacity: 2 })).toMatchObject({
+      rank: 1,
+      order: b?.order,
+      renewed: true,
+    });
+    await store.dropLease(key, 'a');
+    expect(await store.lease(key, 'b', 60_000)).toMatchObject({ rank: 0, renewed: true });
+    expect(await store.lease(key, 'c', 60_000, { capacity: 2 })).toMatchObject({ rank: 1 });
+  });
+
+  it('drops a member whose lease expired; one coming back at its old order goes first', async () => {
+    const key = `lease:${randomUUID()}`;
+    const first = await store.lease(key, 'first', 100);
+    await store.lease(key, 'second', 60_000);
+    await pass(150);
+    expect(await store.lease(key, 'second', 60_000)).toMatchObject({ rank: 0 });
+    const back = await store.lease(key, 'first', 60_000, { order: first?.order ?? 0 });
+    expect(back).toMatchObject({ rank: 0, renewed: false, order: first?.order });
+    expect(await store.lease(key, 'second', 60_000)).toMatchObject({ rank: 1 });
+  });
+});

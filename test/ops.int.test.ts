@@ -129,11 +129,13 @@ describe('operator endpoints (spec 4.11) with an EHR over a real FHIR server', (
       circuit_breaker: { state: 'CLOSED', half_open_after_ms: 60_000 },
       auth: 'bearer',
     });
+    const noRefusals = { flag_off: 0, patient_not_allowed: 0, invalid_input: 0 };
     expect(dataOf(await get('/api/admin/metrics/epic'))).toEqual({
       scope: 'instance',
       write_requests: 0,
       write_success_rate: null,
       avg_write_latency_ms: null,
+      write_refused: noRefusals,
     });
     await t.deps.ehr.recordObservation(
       clinician,
@@ -151,8 +153,39 @@ describe('operator endpoints (spec 4.11) with an EHR over a real FHIR server', (
       ),
     ).rejects.toThrow();
     const writes = dataOf<Record<string, number>>(await get('/api/admin/metrics/epic'));
-    expect(writes).toMatchObject({ write_requests: 2, write_success_rate: 0.5 });
+    expect(writes).toMatchObject({
+      write_requests: 2,
+      write_success_rate: 0.5,
+      write_refused: noRefusals,
+    });
     expect(writes.avg_write_latency_ms).toBeGreaterThanOrEqual(0);
+    server.clearFaults();
+
+    // Refused writes are requests too, not successes, counted by reason and never timed.
+    const sent = server.requests.length;
+    const refused = (patientId: string, key: string, code = 'FORBIDDEN') =>
+      expect(
+        t.deps.ehr.recordObservation(
+          clinician,
+          patientId,
+          { code: TEST_CODE, value: { value: 5, unit: '{score}' } },
+          key,
+        ),
+      ).rejects.toMatchObject({ code });
+    await refused('pat-not-allowed', 'ops-write-3');
+    await refused('not a FHIR id', 'ops-write-4', 'VALIDATION_ERROR');
+    const off = await post('/api/admin/features', { feature: 'ehr.write', enabled: false });
+    expect(off.statusCode).toBe(200);
+    await refused(patient, 'ops-write-5');
+    await post('/api/admin/features', { feature: 'ehr.write', enabled: true });
+    expect(server.requests.length).toBe(sent);
+    expect(dataOf(await get('/api/admin/metrics/epic'))).toEqual({
+      scope: 'instance',
+      write_requests: 5,
+      write_success_rate: 0.2,
+      avg_write_latency_ms: writes.avg_write_latency_ms,
+      write_refused: { flag_off: 1, patient_not_allowed: 1, invalid_input: 1 },
+    });
 
     // A good read first, so the fallback has something to serve; then the EHR fails every call.
     server.clearFaults();

@@ -1,9 +1,12 @@
+import type { LexicalState } from '../../src/modules/knowledge/lexical/protocol.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
 import type { MemoryReport, Request, Span } from './chat-server.js';
+import type { GeneratedDocument } from './chat-corpus.js';
+import { sleep } from './processes.js';
 
 /**
  * The benchmark's side of bench/chat.ts: the service child (bench/lib/chat-server.ts) and its
@@ -25,6 +28,7 @@ export interface ServerChild {
   call(cmd: 'memory'): Promise<MemoryReport>;
   call(cmd: 'spans'): Promise<Span[]>;
   call(cmd: 'inflight'): Promise<number>;
+  call(cmd: 'lexical'): Promise<LexicalState | null>;
   stop(): Promise<void>;
 }
 
@@ -164,7 +168,14 @@ export interface TurnResult {
 
 type Frame = Record<string, unknown> & { type: string };
 /** Errors that end a send before any answer exists (the turn gets no message_done). */
-const FATAL = new Set(['UNAUTHORIZED', 'RATE_LIMITED', 'VALIDATION_ERROR', 'NOT_FOUND']);
+const FATAL = new Set([
+  'UNAUTHORIZED',
+  'RATE_LIMITED',
+  'VALIDATION_ERROR',
+  'NOT_FOUND',
+  // A turn the knowledge base could not serve in time is refused before it starts.
+  'SERVICE_UNAVAILABLE',
+]);
 
 /** One chat socket: `connected` awaited on open; one turn at a time; pings by number. */
 export class BenchSocket {
@@ -269,3 +280,51 @@ export class BenchSocket {
     this.ws.close();
   }
 }
+
+/** Uploads in flight while seeding. */
+const UPLOADS_AT_ONCE = 4;
+
+/** Uploads every document through the admin route and waits for their jobs; answers the seconds. */
+export async function seedDocuments(
+  server: ServerChild,
+  token: string,
+  docs: GeneratedDocument[],
+): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  const uploader = async () => {
+    while (next < docs.length) {
+      const doc = docs[next++]!;
+      await uploadText(server.base, token, doc.title, doc.text);
+    }
+  };
+  await Promise.all(Array.from({ length: UPLOADS_AT_ONCE }, uploader));
+  for (let last = 0; ;) {
+    const done = await jobCount(server.base, token, 'completed');
+    const failed = await jobCount(server.base, token, 'failed');
+    if (failed > 0) throw new Error(`${String(failed)} indexing jobs failed`);
+    if (done >= docs.length) break;
+    if (performance.now() - last > 10_000) {
+      console.log(`seeding: ${String(done)}/${String(docs.length)} documents indexed`);
+      last = performance.now();
+    }
+    await sleep(500);
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/** The service's settings: the defaults, except what a benchmark of this size needs. */
+export const SERVICE_ENV = {
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'info',
+  RATE_LIMIT_REGISTER_PER_HOUR: '100000',
+  RATE_LIMIT_LOGIN_PER_MINUTE: '100000',
+  RATE_LIMIT_REFRESH_PER_MINUTE: '100000',
+  RATE_LIMIT_HEALTH_PER_MINUTE: '100000',
+  RATE_LIMIT_READY_PER_MINUTE: '100000',
+  CHAT_SENDS_PER_MINUTE: '100000',
+  CHAT_MAX_ACTIVE_ANSWERS: '1000',
+  WS_MAX_SOCKETS_PER_USER: '20000',
+  WS_IDLE_TIMEOUT_MS: '3600000',
+  ACCESS_TOKEN_TTL_SECONDS: '3600',
+};

@@ -16,7 +16,7 @@ import type { LlmEvent } from '../../src/providers/llm/types.js';
  * a free port, and answering the benchmark over IPC: `search` times `SearchService.search` alone
  * in this process, `memory` reports `process.memoryUsage()` after a full GC, `spans` hands over
  * the timings recorded by wrappers around the chat engine's collaborators (bench instrumentation
- * only; nothing in src/ changes), `stop` closes the app.
+ * only; nothing in src/ changes), `lexical` what the lexical index holds, `stop` closes the app.
  *
  * Run as `node --import tsx bench/lib/chat-server.ts`.
  */
@@ -30,7 +30,7 @@ export interface Span {
 
 export type Request =
   | { id: number; cmd: 'search'; query: string; limit: number }
-  | { id: number; cmd: 'memory' | 'spans' | 'inflight' | 'stop' };
+  | { id: number; cmd: 'memory' | 'spans' | 'inflight' | 'lexical' | 'stop' };
 
 export interface MemoryReport {
   rss: number;
@@ -101,7 +101,11 @@ function instrument(deps: Deps): void {
   timeMethod(service.deps.messages, 'thread', () => 'history');
   timeMethod(service.deps.conversations, 'titleFromQuestion', () => 'title');
   // SearchService's steps: the two rankings (concurrent), then the passages read.
-  timeMethod(search, 'lexicalRanking', () => 'lexical ranking');
+  timeMethod(
+    (search as unknown as { lexicalIndex: object }).lexicalIndex,
+    'search',
+    () => 'lexical ranking',
+  );
   timeMethod(search, 'denseRanking', () => 'dense ranking');
   timeMethod(search, 'passages', () => 'passages read');
   // The embedded vector store: each search waits in `refresh` for a freshness check (`catchUp`)
@@ -220,6 +224,10 @@ async function main(): Promise<void> {
         return spans.splice(0);
       case 'inflight':
         return inflightSearches;
+      case 'lexical':
+        // What the index holds once built (the search warms it first).
+        await deps.knowledge.lexical.warm();
+        return deps.knowledge.lexical.state ?? null;
       case 'stop':
         await app.close();
         await deps.close();

@@ -6,6 +6,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { markLost } from '../platform/outages.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -21,6 +22,8 @@ export interface Database {
   pool?(): { total: number; idle: number; waiting: number; max: number };
   /** Serialises callers across every instance (pg_advisory_lock on PostgreSQL). */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
+  /** Calls `listener` whenever a new connection is opened (PostgreSQL: the server answers again). */
+  onConnect(listener: () => void): void;
 }
 
 export interface DatabaseOptions {
@@ -29,16 +32,53 @@ export interface DatabaseOptions {
   /** Directory for PGlite's files; `undefined` keeps it in memory (tests). */
   pgliteDir?: string | undefined;
   poolSize?: number;
+  /** How long a query waits for a connection (a free one, or a new one) before it fails. */
+  connectTimeoutMs?: number;
 }
 
 const MIGRATION_LOCK_KEY = 774_201_001;
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  return opts.url ? openPostgres(opts.url, opts.poolSize ?? 10) : openPglite(opts.pgliteDir);
+  return opts.url
+    ? openPostgres(opts.url, opts.poolSize ?? 10, opts.connectTimeoutMs ?? 10_000)
+    : openPglite(opts.pgliteDir);
 }
 
-function openPostgres(url: string, max: number): Database {
-  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+type ConnectCallback = (
+  err: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
+
+/**
+ * A pool whose failures to hand out a connection say that the database is lost (see
+ * platform/outages.ts): whatever stops it connecting (refused, timed out, the server not accepting
+ * connections), no request can be served. Queries (`query` goes through `connect` too) and
+ * transactions alike.
+ */
+class DatabasePool extends pg.Pool {
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: ConnectCallback): void;
+  override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | undefined {
+    if (callback === undefined) {
+      return super.connect().catch((err: unknown) => {
+        throw err instanceof Error ? markLost(err, 'postgres') : err;
+      });
+    }
+    super.connect((err, client, done) => {
+      callback(err === undefined ? err : markLost(err, 'postgres'), client, done);
+    });
+    return undefined;
+  }
+}
+
+function openPostgres(url: string, max: number, connectTimeoutMs: number): Database {
+  const pool = new DatabasePool({
+    connectionString: url,
+    max,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: connectTimeoutMs,
+  });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   const db = drizzlePg(pool, { schema }) as unknown as Db;
@@ -66,6 +106,9 @@ function openPostgres(url: string, max: number): Database {
         await client.end();
       }
     },
+    onConnect: (listener) => {
+      pool.on('connect', listener);
+    },
   };
 }
 
@@ -83,6 +126,8 @@ async function openPglite(dir: string | undefined): Promise<Database> {
     close: () => client.close(),
     // One process owns a PGlite directory, so there is nobody to serialise against.
     withMigrationLock: (fn) => fn(),
+    // In-process: it has no connection to lose.
+    onConnect: () => undefined,
   };
 }
 

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { CacheCounts } from './cache.js';
 import { escapeGlob } from './glob.js';
 import type { Logger } from './logger.js';
+import type { OutageNotice } from './outages.js';
 
 const SCAN_BATCH = 500;
 const NAMESPACE = 'cache:';
@@ -24,10 +25,16 @@ export class RedisCacheLayer implements CacheCounts {
     /** REDIS_PREFIX, which the client adds to every key it is given but not to SCAN patterns. */
     private readonly redisPrefix: string,
     private readonly log: Logger,
+    /** Told of a failure first: a lost Redis is logged there once, not per read. */
+    private readonly outages?: OutageNotice,
   ) {
     redis.on('ready', () => {
       void this.sendUnsent();
     });
+  }
+
+  private failed(err: unknown, message: string): void {
+    if (this.outages?.noticed(err) !== true) this.log.warn({ err }, message);
   }
 
   async get(key: string): Promise<string | undefined> {
@@ -37,14 +44,14 @@ export class RedisCacheLayer implements CacheCounts {
       else this.hits += 1;
       return text ?? undefined;
     } catch (err) {
-      this.log.warn({ err }, 'cache: Redis read failed; loading instead');
+      this.failed(err, 'cache: Redis read failed; loading instead');
       return undefined;
     }
   }
 
   set(key: string, text: string, ttlMs: number): void {
     this.redis.set(NAMESPACE + key, text, 'PX', ttlMs).catch((err: unknown) => {
-      this.log.warn({ err }, 'cache: Redis write failed');
+      this.failed(err, 'cache: Redis write failed');
     });
   }
 
@@ -56,7 +63,7 @@ export class RedisCacheLayer implements CacheCounts {
     try {
       await this.redis.unlink(NAMESPACE + key);
     } catch (err) {
-      this.log.warn({ err }, 'cache: Redis delete failed; sent again once Redis is back');
+      this.failed(err, 'cache: Redis delete failed; sent again once Redis is back');
       if (this.unsent.size < MAX_UNSENT) this.unsent.add(key);
     }
   }

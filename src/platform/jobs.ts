@@ -1,8 +1,19 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from './logger.js';
+import type { OutageNotice } from './outages.js';
 
 export type JobHandler = (jobId: string) => Promise<void>;
+
+/**
+ * What a queue entry says: look at job `jobId`, which became due at `dueAt` (its `run_after`, or
+ * the end of the lease its runner let lapse), after `delayMs`.
+ */
+export interface QueueEntry {
+  jobId: string;
+  dueAt: Date;
+  delayMs?: number;
+}
 
 /**
  * Hands job ids to a worker. The database row is the job; the queue only says "look at this one",
@@ -11,7 +22,7 @@ export type JobHandler = (jobId: string) => Promise<void>;
  */
 export interface JobQueue {
   readonly kind: 'bullmq' | 'in-process';
-  enqueue(jobId: string, delayMs?: number): Promise<void>;
+  enqueue(entry: QueueEntry): Promise<void>;
   /** Starts handing jobs to `handler`, up to the queue's concurrency at a time per instance. */
   start(handler: JobHandler): void;
   close(): Promise<void>;
@@ -50,7 +61,7 @@ export function inProcessQueue(log: Logger, concurrency = 1): JobQueue {
 
   return {
     kind: 'in-process',
-    enqueue: (jobId, delayMs = 0) => {
+    enqueue: ({ jobId, delayMs = 0 }) => {
       if (delayMs <= 0) {
         run(jobId);
         return Promise.resolve();
@@ -83,7 +94,12 @@ export function bullQueue(
   prefix: string,
   log: Logger,
   concurrency = 1,
+  /** Told of a connection's error first: a lost Redis is logged there once, not per retry. */
+  outages?: OutageNotice,
 ): JobQueue {
+  const failed = (err: Error, message: string) => {
+    if (outages?.noticed(err, 'redis') !== true) log.warn({ err }, message);
+  };
   const name = 'kb-indexing';
   // Adding fails fast while Redis is away (the sweep re-enqueues from the jobs table later); the
   // worker's blocking connection waits for Redis to come back, as BullMQ requires.
@@ -94,18 +110,27 @@ export function bullQueue(
   queueConnection.on('error', () => undefined);
   const queue = new Queue(name, { connection: queueConnection, prefix: `${prefix}bull` });
   queue.on('error', (err) => {
-    log.warn({ err }, 'job queue error');
+    failed(err, 'job queue error');
   });
   let worker: Worker | null = null;
   let workerConnection: Redis | null = null;
   return {
     kind: 'bullmq',
-    enqueue: async (jobId, delayMs = 0) => {
-      // The BullMQ job id dedupes: a job already waiting is not added twice.
+    enqueue: async ({ jobId, dueAt, delayMs = 0 }) => {
+      // The entry's id is the job and the moment it became due: the sweeps that find it due again
+      // add nothing (BullMQ dedupes by id), while a new due moment gets an entry of its own. A
+      // worker killed mid-job leaves its entry `active` until BullMQ's stalled-job check (30 s or
+      // more): the job's lapsed lease is a new due moment, so the sweep's entry is not held up by
+      // that one (which, run later, finds the job taken and does nothing).
       await queue.add(
         'index',
         { jobId },
-        { jobId, delay: Math.max(0, delayMs), removeOnComplete: true, removeOnFail: true },
+        {
+          jobId: `${jobId}-${String(dueAt.getTime())}`,
+          delay: Math.max(0, delayMs),
+          removeOnComplete: true,
+          removeOnFail: true,
+        },
       );
     },
     start: (handler) => {
@@ -119,7 +144,7 @@ export function bullQueue(
         { connection: workerConnection, prefix: `${prefix}bull`, concurrency },
       );
       worker.on('error', (err) => {
-        log.warn({ err }, 'job worker error');
+        failed(err, 'job worker error');
       });
     },
     close: async () => {

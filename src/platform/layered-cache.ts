@@ -5,6 +5,7 @@ import type { CacheRegion, CacheStats, RegionOptions } from './cache-types.js';
 import { RedisCacheLayer } from './cache-redis.js';
 import { globToRegExp } from './glob.js';
 import type { Logger } from './logger.js';
+import type { OutageNotice } from './outages.js';
 import type { PubSub } from './pubsub.js';
 
 export type { CacheRegion, CacheStats, RegionOptions } from './cache-types.js';
@@ -54,8 +55,10 @@ export class LayeredCache {
     /** REDIS_PREFIX, which the Redis client adds to every key it is given. */
     redisPrefix: string,
     private readonly log: Logger,
+    outages?: OutageNotice,
   ) {
-    this.l2 = redis === undefined ? undefined : new RedisCacheLayer(redis, redisPrefix, log);
+    this.l2 =
+      redis === undefined ? undefined : new RedisCacheLayer(redis, redisPrefix, log, outages);
   }
 
   /**

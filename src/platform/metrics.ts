@@ -31,10 +31,22 @@ export function createMetrics() {
       labelNames: ['endpoint'] as const,
       registers,
     }),
+    wsSlowReaderCloses: new Counter({
+      name: 'ws_slow_reader_closes_total',
+      help: 'WebSocket connections closed (1013) because the client stopped reading what it was sent, by endpoint',
+      labelNames: ['endpoint'] as const,
+      registers,
+    }),
     chatFirstChunk: new Histogram({
       name: 'chat_first_chunk_seconds',
       help: 'Time from message_send to the first streamed chunk',
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+      registers,
+    }),
+    llmTokens: new Counter({
+      name: 'llm_tokens_total',
+      help: 'Language-model tokens the backend reported, by provider and direction (input: prompt, output: completion)',
+      labelNames: ['provider', 'direction'] as const,
       registers,
     }),
     voiceStage: new Histogram({
@@ -56,6 +68,18 @@ export function createMetrics() {
     circuitBreakerState: new Gauge({
       name: 'circuit_breaker_state',
       help: 'Circuit breaker state per dependency: 0 closed, 1 half-open, 2 open',
+      labelNames: ['dependency'] as const,
+      registers,
+    }),
+    dependencyUp: new Gauge({
+      name: 'dependency_up',
+      help: 'Whether a dependency answers (1) or was found lost by a request and not yet back (0)',
+      labelNames: ['dependency'] as const,
+      registers,
+    }),
+    dependencyRefused: new Counter({
+      name: 'dependency_refused_total',
+      help: 'Requests answered 503 because a dependency they need was lost',
       labelNames: ['dependency'] as const,
       registers,
     }),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from './logger.js';
+import type { OutageNotice } from './outages.js';
 
 export type Handler = (payload: unknown) => void;
 
@@ -85,7 +86,13 @@ export function memoryPubSub(): PubSub {
  * instance, subscribed while this instance has a handler for them. Each message carries the
  * publishing instance's id, so the publisher's own handlers, already called, are not called twice.
  */
-export function redisPubSub(redis: Redis, prefix: string, log: Logger): PubSub {
+export function redisPubSub(
+  redis: Redis,
+  prefix: string,
+  log: Logger,
+  /** Told of a failed publish first: a lost Redis is logged there once, not per message. */
+  outages?: OutageNotice,
+): PubSub {
   const origin = randomUUID();
   const local = new LocalHandlers();
   // Named, so that operators (and tests) can tell it apart in CLIENT LIST. SUBSCRIBE may be sent
@@ -133,7 +140,7 @@ export function redisPubSub(redis: Redis, prefix: string, log: Logger): PubSub {
       redis
         .publish(prefix + channel, JSON.stringify({ o: origin, p: payload }))
         .catch((err: unknown) => {
-          log.warn({ err }, 'pub/sub publish failed');
+          if (outages?.noticed(err) !== true) log.warn({ err }, 'pub/sub publish failed');
         });
     },
     onReconnect(handler) {

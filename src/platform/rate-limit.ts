@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Logger } from './logger.js';
+import type { OutageNotice } from './outages.js';
 import type { KeyValueStore } from './kv.js';
 
 export interface RateLimitRule {
@@ -80,6 +81,8 @@ export class RateLimiter {
     private readonly store: KeyValueStore,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
+    /** Told of a store failure first: a lost Redis is logged there once, not per request. */
+    private readonly outages?: OutageNotice,
   ) {}
 
   async hit(rule: RateLimitRule, clientKey: string): Promise<RateLimitResult | null> {
@@ -162,7 +165,7 @@ export class RateLimiter {
       this.landed(at.key, flight);
       // The limiter fails open: an unreachable Redis must not take logins down with it
       // (lockout per account still lives in the database). /ready reports the outage.
-      if (flight.claims > 0) {
+      if (flight.claims > 0 && this.outages?.noticed(err) !== true) {
         this.log.warn({ err, limit: rule.name }, 'rate limit store unavailable; request allowed');
       }
       return null;

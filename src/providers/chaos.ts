@@ -16,7 +16,12 @@ import type {
   SummaryNoteInput,
   WriteResult,
 } from './ehr/types.js';
-import { ProviderError, type LlmProvider, type LlmRequest } from './llm/types.js';
+import {
+  ProviderError,
+  type LlmProvider,
+  type LlmRequest,
+  type LlmStreamOptions,
+} from './llm/types.js';
 import type { SttOptions, SttProvider } from './stt/types.js';
 import type { TtsOptions, TtsProvider } from './tts/types.js';
 
@@ -98,6 +103,11 @@ export class ChaosEhrProvider implements EhrProvider {
     return this.inner.createDocumentReference(note, options);
   }
 
+  async probe(options?: CallOptions): Promise<void> {
+    await this.before('read metadata', true, options);
+    return this.inner.probe(options);
+  }
+
   private before(what: string, idempotent: boolean, options: CallOptions | undefined) {
     return injected(
       this.chaos,
@@ -122,22 +132,34 @@ export const chaosEhr = (inner: EhrProvider, chaos: Chaos): EhrProvider =>
  */
 export function chaosLlm(inner: LlmProvider, chaos: Chaos): LlmProvider {
   if (!chaos.enabled) return inner;
+  const before = (signal: AbortSignal) =>
+    injected(
+      chaos,
+      'llm',
+      signal,
+      () =>
+        new ProviderError(inner.name, 'language model unavailable: HTTP 503 (chaos)', {
+          retryable: true,
+          status: 503,
+        }),
+    );
+  const probe = inner.probe?.bind(inner);
   return {
     name: inner.name,
     model: inner.model,
     async *stream(request: LlmRequest, options) {
-      await injected(
-        chaos,
-        'llm',
-        options.signal,
-        () =>
-          new ProviderError(inner.name, 'language model unavailable: HTTP 503 (chaos)', {
-            retryable: true,
-            status: 503,
-          }),
-      );
+      await before(options.signal);
       yield* inner.stream(request, options);
     },
+    // The health probe sees the injected faults too: an operator trying chaos sees it reported.
+    ...(probe === undefined
+      ? {}
+      : {
+          async probe(options: LlmStreamOptions) {
+            await before(options.signal);
+            return probe(options);
+          },
+        }),
   };
 }
 

@@ -5,9 +5,10 @@ import { ScriptedServer } from './scripted-server.js';
 /**
  * A local HTTP server that replays recorded OpenAI chat-completions traffic from
  * test/fixtures/openai-chat/: `*.sse` files hold a streamed body exactly as OpenAI sends it
- * (`data: {chunk}\n\n` lines ending with `data: [DONE]`), `*.json` files an error answer
- * (`{ status, headers, body }`). Each request takes the next scripted reply; every request is
- * recorded, with a promise that settles when its connection closes.
+ * (`data: {chunk}\n\n` lines ending with `data: [DONE]`), `*.json` files a whole answer
+ * (`{ status, headers, body }`: an error, or the model list of `GET /models`). Each request takes
+ * the next scripted reply; every request is recorded, with a promise that settles when its
+ * connection closes.
  */
 
 const FIXTURES = new URL('../fixtures/openai-chat/', import.meta.url);
@@ -32,6 +33,8 @@ export type Reply =
       delayMs?: number;
     }
   | { kind: 'error'; fixture: string }
+  /** A recorded JSON answer (e.g. `models.json`), after `delayMs` (default none). */
+  | { kind: 'json'; fixture: string; delayMs?: number }
   /** Accept the request, then never answer. */
   | { kind: 'silent' }
   /** Reset the connection before any answer. */
@@ -46,7 +49,7 @@ export function sseEvents(fixture: string): string[] {
     .map((event) => `${event}\n\n`);
 }
 
-interface ErrorFixture {
+interface RecordedAnswer {
   status: number;
   headers: Record<string, string>;
   body: unknown;
@@ -65,7 +68,8 @@ export class OpenAiChatServer extends ScriptedServer<Reply, RecordedRequest> {
       method: req.method,
       path: req.url,
       authorization: req.headers.authorization,
-      body: JSON.parse(raw) as Record<string, unknown>,
+      // GET /models has no body.
+      body: raw === '' ? {} : (JSON.parse(raw) as Record<string, unknown>),
       closed,
     });
     const reply = this.replies.shift() ?? { kind: 'error', fixture: 'server-error.json' };
@@ -80,17 +84,22 @@ async function answer(reply: Reply, req: IncomingMessage, res: ServerResponse): 
     case 'reset':
       req.socket.resetAndDestroy();
       return;
-    case 'error': {
-      const recorded = JSON.parse(
-        readFileSync(new URL(reply.fixture, FIXTURES), 'utf8'),
-      ) as ErrorFixture;
-      res.writeHead(recorded.status, recorded.headers);
-      res.end(JSON.stringify(recorded.body));
+    case 'json':
+      await new Promise((resolve) => setTimeout(resolve, reply.delayMs ?? 0));
+      if (!res.destroyed) recorded(reply.fixture, res);
       return;
-    }
+    case 'error':
+      recorded(reply.fixture, res);
+      return;
     case 'sse':
       await stream(reply, req, res);
   }
+}
+
+function recorded(fixture: string, res: ServerResponse): void {
+  const answer = JSON.parse(readFileSync(new URL(fixture, FIXTURES), 'utf8')) as RecordedAnswer;
+  res.writeHead(answer.status, answer.headers);
+  res.end(typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body));
 }
 
 async function stream(

@@ -79,6 +79,11 @@ export class ChatClient {
     await this.next((f) => f.type === 'pong' && f.ts === ts);
   }
 
+  /** Sends a `message_send` (plus `extra` fields such as `client_message_id` or `request_ref`). */
+  ask(conversationId: string, content = 'Metformin?', extra: Record<string, unknown> = {}): void {
+    this.send({ type: 'message_send', conversation_id: conversationId, content, ...extra });
+  }
+
   ofType(type: string): Frame[] {
     return this.frames.filter((f) => f.type === type);
   }
@@ -86,6 +91,12 @@ export class ChatClient {
   close(): void {
     this.ws.close();
   }
+}
+
+/** Closes the clients and waits until each is closed. */
+export async function closeAll(clients: ChatClient[]): Promise<void> {
+  for (const c of clients) c.close();
+  await Promise.all(clients.map((c) => c.closed));
 }
 
 /** Listens on a free local port; returns it. */
@@ -104,4 +115,19 @@ export async function newConversation(app: App, token: string, title?: string): 
   });
   if (res.statusCode !== 201) throw new Error(`conversation not created: ${res.body}`);
   return (JSON.parse(res.body) as { data: { id: string } }).data.id;
+}
+
+/** GET /conversations/{id}/messages (main branch): the stored thread, oldest first. */
+export async function storedThread<M = Record<string, unknown>>(
+  app: App,
+  token: string,
+  conversationId: string,
+): Promise<M[]> {
+  const res = await app.inject({
+    method: 'GET',
+    url: `/conversations/${conversationId}/messages`,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (res.statusCode !== 200) throw new Error(`thread not read: ${res.body}`);
+  return (JSON.parse(res.body) as { data: { items: M[] } }).data.items;
 }

@@ -13,7 +13,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-import type { CitationDto, ToolCallDto } from '../../modules/conversations/schema.js';
+import type { CitationDto, ToolCallDto, UsageDto } from '../../modules/conversations/schema.js';
 import { users } from './users.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -118,6 +118,8 @@ export const messages = pgTable(
     toolCalls: json('tool_calls').$type<ToolCallDto[]>().notNull().default([]),
     clientMessageId: text('client_message_id'),
     interrupted: boolean('interrupted').notNull().default(false),
+    /** The model's token counts for an answer (null when it reported none); read back whole. */
+    usage: json('usage').$type<UsageDto>(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [

@@ -6,3 +6,5 @@ export * from './knowledge.js';
 export * from './kb-vectors.js';
 export * from './feedback.js';
 export * from './flags.js';
+export * from './llm-usage.js';
+export * from './kb-search.js';

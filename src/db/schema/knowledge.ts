@@ -131,6 +131,12 @@ export const kbChunks = pgTable(
     embeddingModel: text('embedding_model').notNull(),
     /** Heading, document title terms and text; expanded abbreviations are part of `search_text`. */
     searchText: text('search_text').notNull(),
+    /**
+     * `search_text` analysed for the lexical index (`analyse`: terms separated by spaces), written
+     * with the chunk so that an index is built without analysing every chunk again. Null for
+     * chunks written before it existed: the index analyses their `search_text` itself.
+     */
+    terms: text('terms'),
     tsv: tsvector('tsv')
       .notNull()
       .generatedAlwaysAs(sql`to_tsvector('english', search_text)`),

@@ -32,9 +32,10 @@ export function statusRoutes(app: App, deps: { status: StatusService }): void {
       schema: {
         tags,
         operationId: 'getSystemMetrics',
-        summary: 'CPU, memory, event-loop lag, database pool and the last 5 minutes of requests',
+        summary:
+          'CPU, memory, event-loop lag, database pool, the last 5 minutes of requests, and language-model tokens',
         description:
-          "Figures of the instance that answers. Request rate, error shares and latency quantiles come from the service's own `http_requests_total` and `http_request_duration_seconds`, sampled every 15 s; `http.window_seconds` says how much of the 5 minutes the figures cover.",
+          "Figures of the instance that answers, except `llm_tokens`. Request rate, error shares and latency quantiles come from the service's own `http_requests_total` and `http_request_duration_seconds`, sampled every 15 s; `http.window_seconds` says how much of the 5 minutes the figures cover. `llm_tokens` sums the stored answers' `usage` (every instance's), per provider and model, over the last 24 hours and all time.",
         response: { 200: Envelope(SystemMetricsDto) },
       },
     },

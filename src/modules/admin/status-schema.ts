@@ -48,6 +48,34 @@ const LatencyMs = Type.Object({
   p99: OrNull(Num('ms')),
 });
 
+const TokenCounts = Type.Object({
+  answers: Type.Integer({ minimum: 0, description: 'Stored answers with usage' }),
+  input_tokens: Type.Integer({ minimum: 0, description: 'Prompt tokens, every model call' }),
+  output_tokens: Type.Integer({ minimum: 0, description: 'Completion tokens, every model call' }),
+});
+const TokenWindows = {
+  last_24h: TokenCounts,
+  all_time: TokenCounts,
+};
+
+const LlmTokens = Type.Object(
+  {
+    scope: Type.Literal('cluster', {
+      description: 'Read from the stored answers: every instance, not only the one answering',
+    }),
+    since: Type.String({ format: 'date-time', description: 'Start of the `last_24h` window' }),
+    total: Type.Object(TokenWindows),
+    by_model: Type.Array(
+      Type.Object({ provider: Type.String(), model: Type.String(), ...TokenWindows }),
+      { description: 'One entry per provider and model that has answered, by provider then model' },
+    ),
+  },
+  {
+    description:
+      "Tokens the language model reported for stored answers (the messages' `usage`). Answers without usage (the offline extractive model, servers that send none) are not counted.",
+  },
+);
+
 export const SystemMetricsDto = Type.Object({
   instance_id: Type.String(),
   process: Type.Object({
@@ -98,4 +126,5 @@ export const SystemMetricsDto = Type.Object({
     client_error_rate: OrNull(Num('share of answers with a 4xx status, 0..1')),
     latency_ms: LatencyMs,
   }),
+  llm_tokens: LlmTokens,
 });

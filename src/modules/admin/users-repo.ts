@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.js';
 import {
   auditLogs,
@@ -9,10 +9,7 @@ import {
   type UserLockRow,
   type UserRow,
 } from '../../db/schema/index.js';
-import type { Statistics } from './users-schema.js';
-
-/** At most this many entries of a user's role history or lock reasons of each kind. */
-export const HISTORY_LIMIT = 500;
+import { HISTORY_LIMIT, type Statistics } from './users-schema.js';
 
 export const ROLE_ACTIONS = ['user.promoted', 'user.demoted'] as const;
 export const ACTIVATION_ACTIONS = ['user.deactivated', 'user.activated'] as const;
@@ -54,6 +51,24 @@ const aboutUser = (userId: string) =>
     eq(auditLogs.success, true),
   );
 
+const roleEntriesOf = (userId: string) =>
+  or(
+    and(inArray(auditLogs.action, [...ROLE_ACTIONS]), aboutUser(userId)),
+    and(eq(auditLogs.action, 'auth.register'), eq(auditLogs.actorId, userId), aboutUser(userId)),
+  );
+
+const activationEntriesOf = (userId: string) =>
+  and(inArray(auditLogs.action, [...ACTIVATION_ACTIONS]), aboutUser(userId));
+
+async function countWhere(
+  db: Db,
+  table: typeof auditLogs | typeof userLocks,
+  where: SQL | undefined,
+): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(table).where(where);
+  return row?.n ?? 0;
+}
+
 export const panelUsersRepo = {
   /** A page of users, newest first, each with their statistics. */
   async pageWithStats(db: Db, offset: number, limit: number): Promise<UserWithStats[]> {
@@ -86,18 +101,14 @@ export const panelUsersRepo = {
     return db
       .select()
       .from(auditLogs)
-      .where(
-        or(
-          and(inArray(auditLogs.action, [...ROLE_ACTIONS]), aboutUser(userId)),
-          and(
-            eq(auditLogs.action, 'auth.register'),
-            eq(auditLogs.actorId, userId),
-            aboutUser(userId),
-          ),
-        ),
-      )
+      .where(roleEntriesOf(userId))
       .orderBy(desc(auditLogs.seq))
       .limit(HISTORY_LIMIT);
+  },
+
+  /** How many role entries `roleEntries` reads from, without its limit. */
+  async countRoleEntries(db: Db, userId: string): Promise<number> {
+    return countWhere(db, auditLogs, roleEntriesOf(userId));
   },
 
   /** Deactivations and reactivations of the user, newest first. */
@@ -105,7 +116,7 @@ export const panelUsersRepo = {
     return db
       .select()
       .from(auditLogs)
-      .where(and(inArray(auditLogs.action, [...ACTIVATION_ACTIONS]), aboutUser(userId)))
+      .where(activationEntriesOf(userId))
       .orderBy(desc(auditLogs.seq))
       .limit(HISTORY_LIMIT);
   },
@@ -118,6 +129,15 @@ export const panelUsersRepo = {
       .where(eq(userLocks.userId, userId))
       .orderBy(desc(userLocks.lockedAt))
       .limit(HISTORY_LIMIT);
+  },
+
+  /** How many lockouts, deactivations and reactivations the user has, without a limit. */
+  async countLockReasons(db: Db, userId: string): Promise<number> {
+    const [locks, entries] = await Promise.all([
+      countWhere(db, userLocks, eq(userLocks.userId, userId)),
+      countWhere(db, auditLogs, activationEntriesOf(userId)),
+    ]);
+    return locks + entries;
   },
 
   async exists(db: Db, id: string): Promise<boolean> {

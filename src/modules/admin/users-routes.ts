@@ -7,7 +7,7 @@ import type { UsersService } from '../users/service.js';
 import { PanelSummaryService } from './summary.js';
 import { AdminUsersService } from './users-service.js';
 import {
-  Items,
+  History,
   LockReason,
   PanelSummary,
   PanelUpdateBody,
@@ -136,10 +136,10 @@ export function adminPanelUserRoutes(app: App, deps: AdminPanelUserDeps): void {
         operationId: 'getPanelUserRoleHistory',
         summary: 'Role at registration and every promotion and demotion, newest first',
         params: UserIdParams,
-        response: { 200: Envelope(Items(RoleChange)), ...notFound },
+        response: { 200: Envelope(History(RoleChange)), ...notFound },
       },
     },
-    async (request) => ok(request, { items: await panel.roleHistory(request.params.user_id) }),
+    async (request) => ok(request, await panel.roleHistory(request.params.user_id)),
   );
 
   app.get(
@@ -151,9 +151,9 @@ export function adminPanelUserRoutes(app: App, deps: AdminPanelUserDeps): void {
         operationId: 'getPanelUserLockReasons',
         summary: 'Login lockouts, deactivations and reactivations with reasons, newest first',
         params: UserIdParams,
-        response: { 200: Envelope(Items(LockReason)), ...notFound },
+        response: { 200: Envelope(History(LockReason)), ...notFound },
       },
     },
-    async (request) => ok(request, { items: await panel.lockReasons(request.params.user_id) }),
+    async (request) => ok(request, await panel.lockReasons(request.params.user_id)),
   );
 }

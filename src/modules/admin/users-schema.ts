@@ -9,6 +9,9 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) =>
 
 export const MAX_REASON_CHARS = 500;
 
+/** At most this many entries of a user's role history or lock reasons are answered. */
+export const HISTORY_LIMIT = 500;
+
 /** Dashboard summary (spec 2.9). */
 export const PanelSummary = Type.Object({
   users: Type.Object({
@@ -113,8 +116,16 @@ export const LockReason = Type.Union([
 ]);
 export type LockReasonDto = Static<typeof LockReason>;
 
-export const Items = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>
-  Type.Object({ items: Type.Array(item) });
+/**
+ * A user's history (DECISIONS 1: `items` and `total`). Not paged: the spec names no paging fields
+ * for it. `items` holds the newest entries, at most HISTORY_LIMIT; `total` counts them all, so a
+ * longer history shows as `total` above the length of `items`.
+ */
+export const History = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>
+  Type.Object({
+    items: Type.Array(item, { description: `Newest first, at most ${HISTORY_LIMIT}` }),
+    total: Type.Integer({ description: 'Entries the user has, all of them' }),
+  });
 
 export interface Statistics {
   conversations: number;

@@ -7,6 +7,7 @@ import { toUserDto, type UserDto } from '../users/schema.js';
 import type { SelfActor, UsersService } from '../users/service.js';
 import { panelUsersRepo } from './users-repo.js';
 import {
+  HISTORY_LIMIT,
   toPanelUserDto,
   type LockReasonDto,
   type PanelUpdate,
@@ -78,26 +79,36 @@ export class AdminUsersService {
   }
 
   /** Registration role, promotions and demotions, newest first. */
-  async roleHistory(id: string): Promise<RoleChangeDto[]> {
+  async roleHistory(id: string) {
     await this.mustExist(id);
-    const rows = await panelUsersRepo.roleEntries(this.db, id);
-    return rows.flatMap((row) => {
+    const [rows, total] = await Promise.all([
+      panelUsersRepo.roleEntries(this.db, id),
+      panelUsersRepo.countRoleEntries(this.db, id),
+    ]);
+    const items: RoleChangeDto[] = rows.flatMap((row) => {
       const change = roleChangeOf(row);
       return change === null ? [] : [change];
     });
+    return { items, total };
   }
 
   /** Login lockouts, deactivations and reactivations, newest first. */
-  async lockReasons(id: string): Promise<LockReasonDto[]> {
+  async lockReasons(id: string) {
     await this.mustExist(id);
-    const [locks, entries] = await Promise.all([
+    const [locks, entries, total] = await Promise.all([
       panelUsersRepo.lockouts(this.db, id),
       panelUsersRepo.activationEntries(this.db, id),
+      panelUsersRepo.countLockReasons(this.db, id),
     ]);
     const now = this.now();
-    const items = [...locks.map((l) => lockoutOf(l, now)), ...entries.map(activationOf)];
-    // ISO 8601 UTC strings of one length order as the instants they name.
-    return items.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+    const items: LockReasonDto[] = [
+      ...locks.map((l) => lockoutOf(l, now)),
+      ...entries.map(activationOf),
+    ];
+    // ISO 8601 UTC strings of one length order as the instants they name. Each kind brought its
+    // newest HISTORY_LIMIT, so the newest HISTORY_LIMIT of both are among them.
+    items.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+    return { items: items.slice(0, HISTORY_LIMIT), total };
   }
 
   private async mustExist(id: string): Promise<void> {

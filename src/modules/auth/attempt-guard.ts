@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config.js';
-import { AppError, serviceUnavailable } from '../../errors.js';
+import { AppError } from '../../errors.js';
 import type { AttemptStore, AttemptWindow } from '../../platform/attempts.js';
 
 export type LockPolicy = Config['lockout'];
@@ -16,7 +16,8 @@ export type Reserved = { attempt: number } | { lockedUntil: Date };
  * within `windowSeconds` of the first, reserved atomically in the shared store *before* argon2
  * runs, so parallel requests cannot slip past the count; the check that uses the last reservation
  * and fails locks the subject for `lockSeconds`; a right password starts a new count. Subjects are
- * hashed: no email reaches the store.
+ * hashed: no email reaches the store. Fails closed: without the store no password is checked
+ * (unlimited guessing otherwise); the request answers 503, a lost dependency (platform/outages.ts).
  */
 export class AttemptGuard {
   constructor(
@@ -36,7 +37,7 @@ export class AttemptGuard {
     const deadline = Date.now() + FULL_WAIT_MS;
     for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
       const now = this.now().getTime();
-      const reserved = await failClosed(this.store.reserve(key, this.window(now)));
+      const reserved = await this.store.reserve(key, this.window(now));
       if (reserved.kind === 'granted') return { attempt: reserved.attempt };
       if (reserved.kind === 'locked') return { lockedUntil: new Date(reserved.until) };
       // Checks stuck for that long (an overloaded instance): refused for now, not locked.
@@ -49,13 +50,13 @@ export class AttemptGuard {
   async failed(subject: string, attempt: number): Promise<Date | null> {
     if (attempt < this.policy.maxFailures) return null;
     const until = this.now().getTime() + this.policy.lockSeconds * 1000;
-    await failClosed(this.store.lock(this.key(subject), until, this.keepMs()));
+    await this.store.lock(this.key(subject), until, this.keepMs());
     return new Date(until);
   }
 
   /** A right password: the count starts again (a lock already in force stays). */
   async succeeded(subject: string): Promise<void> {
-    await failClosed(this.store.clear(this.key(subject), this.now().getTime()));
+    await this.store.clear(this.key(subject), this.now().getTime());
   }
 
   private key(subject: string): string {
@@ -81,17 +82,4 @@ export function lockedError(message: string, until: Date, now: Date): AppError {
     { locked_until: until.toISOString() },
     { 'retry-after': String(retryAfter) },
   );
-}
-
-/**
- * Fails closed: without the store no password is checked (unlimited guessing otherwise), and the
- * caller gets 503, a dependency outage, as token checks do.
- */
-async function failClosed<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (err) {
-    if (err instanceof AppError) throw err;
-    throw serviceUnavailable('The sign-in store is unavailable; try again shortly');
-  }
 }

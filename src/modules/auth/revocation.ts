@@ -1,5 +1,4 @@
 import type { Db } from '../../db/client.js';
-import { AppError, serviceUnavailable } from '../../errors.js';
 import type { KeyValueStore } from '../../platform/kv.js';
 import { refreshTokensRepo } from './repo.js';
 
@@ -14,14 +13,12 @@ export class RevocationList {
   ) {}
 
   revokeToken(jti: string, ttlSeconds: number): Promise<void> {
-    return unavailableOnFailure(this.store.setFlag(`revoked:jti:${jti}`, Math.max(1, ttlSeconds)));
+    return this.store.setFlag(`revoked:jti:${jti}`, Math.max(1, ttlSeconds));
   }
 
   async revokeFamilies(families: readonly string[]): Promise<void> {
-    await unavailableOnFailure(
-      Promise.all(
-        families.map((f) => this.store.setFlag(`revoked:fam:${f}`, this.familyTtlSeconds)),
-      ),
+    await Promise.all(
+      families.map((f) => this.store.setFlag(`revoked:fam:${f}`, this.familyTtlSeconds)),
     );
   }
 
@@ -44,22 +41,11 @@ export class RevocationList {
     return families.length;
   }
 
+  /**
+   * Fails closed: an unreachable store fails the check, and the request answers 503 (a lost
+   * dependency, platform/outages.ts) rather than pass unchecked.
+   */
   isRevoked(jti: string, family: string): Promise<boolean> {
-    return unavailableOnFailure(
-      this.store.anyFlag([`revoked:jti:${jti}`, `revoked:fam:${family}`]),
-    );
-  }
-}
-
-/**
- * Token checks fail closed when the store is unreachable; the caller gets 503, a dependency
- * outage, rather than a 500 that reads like a bug.
- */
-async function unavailableOnFailure<T>(work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (err) {
-    if (err instanceof AppError) throw err;
-    throw serviceUnavailable('The token store is unavailable; try again shortly');
+    return this.store.anyFlag([`revoked:jti:${jti}`, `revoked:fam:${family}`]);
   }
 }

@@ -1,6 +1,6 @@
+import { AppError } from '../../errors.js';
 import { randomUUID } from 'node:crypto';
 import type { WebSocket } from 'ws';
-import { AppError } from '../../errors.js';
 import type { AuthUser } from '../auth/service.js';
 import type { Follow, Sequenced } from './answer-streams.js';
 import {
@@ -20,6 +20,8 @@ export const CLOSE = {
   idle: 4408,
   /** The client does not read what it is sent (RFC 6455 "try again later"). */
   slowReader: 1013,
+  /** A dependency the socket needs (Redis for the token check) is lost: try again later. */
+  unavailable: 1013,
   goingAway: 1001,
 } as const;
 
@@ -33,6 +35,11 @@ export class ChatConnection {
   private readonly following = new Map<string, () => void>();
   /** Answers this socket saw end lately: their announcement to the user's sockets is not repeated here. */
   private readonly ended: string[] = [];
+  /**
+   * The admission of the last `message_send`: the next one is admitted after it, so questions
+   * sent on one socket take their places on a branch in the order they were sent.
+   */
+  private admitting: Promise<unknown> = Promise.resolve();
   private closed = false;
 
   constructor(
@@ -61,18 +68,32 @@ export class ChatConnection {
   send(frame: ServerFrame): void {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
     if (this.ws.bufferedAmount > this.hub.limits.sendBufferBytes) {
+      this.hub.metrics.wsSlowReaderCloses.inc({ endpoint: this.endpoint });
       this.close(CLOSE.slowReader, 'Client is not reading');
       return;
     }
-    this.ws.send(JSON.stringify(frame));
+    this.ws.send(
+      JSON.stringify(
+        frame.type === 'error' ? { ...frame, recoverable: frame.recoverable ?? true } : frame,
+      ),
+    );
   }
 
-  error(code: ErrorCode, message: string, requestRef?: string): void {
+  /** An `error` frame; `recoverable` false when the socket closes after it. */
+  error(
+    code: ErrorCode,
+    message: string,
+    requestRef?: string,
+    recoverable = true,
+    retryAfterMs?: number,
+  ): void {
     this.send({
       type: 'error',
       code,
       message,
       ...(requestRef === undefined ? {} : { request_ref: requestRef }),
+      recoverable,
+      ...(retryAfterMs === undefined ? {} : { retry_after_ms: retryAfterMs }),
     });
   }
 
@@ -136,8 +157,13 @@ export class ChatConnection {
         this.hub.typing(this, frame.conversation_id, frame.type === 'typing_start');
         return;
       case 'message_send': {
-        await this.hub.admitSend(this.user, this.token);
-        this.followOutcome(await this.hub.chat.send(this.user.id, frame), -1);
+        const admitted = this.admitting.then(async () => {
+          await this.hub.admitSend(this.user, this.token);
+          return this.hub.chat.admit(this.user.id, frame);
+        });
+        this.admitting = admitted.catch(() => undefined);
+        // Nothing is sent while the turn waits for the answers before it on its branch.
+        this.followOutcome(await this.hub.chat.proceed(await admitted), -1);
         return;
       }
       case 'message_resume':
@@ -158,17 +184,17 @@ export class ChatConnection {
 
   private failed(err: unknown, frame: ClientFrame): void {
     const ref = frame.request_ref ?? refOf(frame);
-    if (err instanceof AppError) {
-      if (err.code === 'UNAUTHORIZED') {
-        this.error('UNAUTHORIZED', err.message, ref);
-        this.close(CLOSE.unauthorized, 'Unauthorized');
-        return;
-      }
-      this.error(err.code as ErrorCode, err.message, ref);
+    const log = this.hub.log.child({ frame: frame.type });
+    const told = this.hub.outages.failure(err, log, 'chat frame failed', 'Something went wrong');
+    if (told.code === 'UNAUTHORIZED') {
+      this.error('UNAUTHORIZED', told.message, ref, false);
+      this.close(CLOSE.unauthorized, 'Unauthorized');
       return;
     }
-    this.hub.log.error({ err, frame: frame.type }, 'chat frame failed');
-    this.error('INTERNAL_ERROR', 'Something went wrong', ref);
+    // A refusal that says when to come back (Retry-After, in seconds, as over HTTP).
+    const retryAfter = err instanceof AppError ? Number(err.headers['retry-after']) : Number.NaN;
+    const retryAfterMs = Number.isFinite(retryAfter) ? retryAfter * 1000 : undefined;
+    this.error(told.code as ErrorCode, told.message, ref, true, retryAfterMs);
   }
 
   /**
@@ -210,8 +236,13 @@ export class ChatConnection {
       })
       .catch((err: unknown) => {
         this.following.delete(messageId);
-        this.hub.log.error({ err }, 'following an answer failed');
-        this.error('SERVICE_UNAVAILABLE', 'The answer cannot be followed right now', messageId);
+        const told = this.hub.outages.failure(
+          err,
+          this.hub.log,
+          'following an answer failed',
+          'The answer cannot be followed right now',
+        );
+        this.error(told.code as ErrorCode, told.message, messageId);
       });
   }
 }

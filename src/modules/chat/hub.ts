@@ -4,6 +4,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
+import type { Outages } from '../../platform/outages.js';
 import type { PubSub } from '../../platform/pubsub.js';
 import type { RateLimiter, RateLimitRule } from '../../platform/rate-limit.js';
 import type { SocketTracker } from '../admin/socket-registry.js';
@@ -44,6 +45,8 @@ export interface HubDeps {
   /** The shared socket registry (admin panel's websocket-status). */
   sockets: SocketTracker;
   log: Logger;
+  /** Lost dependencies: what a failed frame is told (SERVICE_UNAVAILABLE), logged once. */
+  outages: Outages;
   limits?: SocketLimits;
 }
 
@@ -56,6 +59,8 @@ export class SocketHub {
   readonly limits: SocketLimits;
   readonly chat: ChatService;
   readonly log: Logger;
+  readonly outages: Outages;
+  readonly metrics: Metrics;
   private readonly wss: WebSocketServer;
   private readonly byUser = new Map<
     string,
@@ -68,6 +73,8 @@ export class SocketHub {
     this.limits = deps.limits ?? SOCKET_LIMITS;
     this.chat = deps.chat;
     this.log = deps.log;
+    this.outages = deps.outages;
+    this.metrics = deps.metrics;
     this.sendRule = { name: 'chat_send', max: this.limits.sendsPerMinute, windowSeconds: 60 };
     this.wss = new WebSocketServer({
       noServer: true,
@@ -154,16 +161,20 @@ export class SocketHub {
     try {
       user = await this.deps.auth.authenticate(token);
     } catch (err) {
-      const message = err instanceof AppError ? err.message : 'Authentication required';
-      ws.send(JSON.stringify({ type: 'error', code: 'UNAUTHORIZED', message }));
-      ws.close(CLOSE.unauthorized, 'Unauthorized');
+      const refused = this.outages.refusal(err);
+      const [close, frame] =
+        refused === undefined
+          ? [CLOSE.unauthorized, unauthorizedFrame(err)]
+          : [CLOSE.unavailable, { code: refused.code, message: refused.message }];
+      ws.send(JSON.stringify({ type: 'error', ...frame, recoverable: false }));
+      ws.close(close, refused === undefined ? 'Unauthorized' : 'Service unavailable');
       return;
     }
     const conn = new ChatConnection(ws, user, endpoint, token, this);
     const entry = this.entryFor(user.id);
     if (entry.sockets.size >= this.limits.maxSocketsPerUser) {
       const max = String(this.limits.maxSocketsPerUser);
-      conn.error('RATE_LIMITED', `At most ${max} open sockets per user`);
+      conn.error('RATE_LIMITED', `At most ${max} open sockets per user`, undefined, false);
       conn.close(CLOSE.tooManySockets, 'Too many sockets');
       this.release(user.id);
       return;
@@ -236,3 +247,8 @@ export class SocketHub {
     }
   }
 }
+
+const unauthorizedFrame = (err: unknown) => ({
+  code: 'UNAUTHORIZED',
+  message: err instanceof AppError ? err.message : 'Authentication required',
+});

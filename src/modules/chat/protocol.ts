@@ -103,6 +103,14 @@ export interface ErrorFrame {
   code: ErrorCode;
   message: string;
   request_ref?: string;
+  /**
+   * As on the voice socket: false when the server closes the socket after this frame, else true
+   * (the socket stays open; a SERVICE_UNAVAILABLE or RATE_LIMITED request may be sent again
+   * later). Sent on every error frame; the connection sets it when absent.
+   */
+  recoverable?: boolean;
+  /** When the request may be sent again, in ms (a SERVICE_UNAVAILABLE of a busy knowledge base). */
+  retry_after_ms?: number;
 }
 /** What an answer's stream carries, in order: replayed as it was on `message_resume`. */
 export type AnswerFrame = ChunkFrame | ToolFrame | DoneFrame | ErrorFrame;

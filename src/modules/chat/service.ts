@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../../errors.js';
+import { AppError, serviceUnavailable } from '../../errors.js';
+import type { KeyValueStore } from '../../platform/kv.js';
+import { Lease } from '../../platform/leases.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
+import type { Outages } from '../../platform/outages.js';
 import type { PubSub } from '../../platform/pubsub.js';
 import type { LlmProvider } from '../../providers/llm/types.js';
 import type { SearchService } from '../knowledge/search.js';
@@ -9,16 +12,27 @@ import { MAIN_BRANCH, type MessageService } from '../conversations/messages.js';
 import type { StoredMessage } from '../conversations/schema.js';
 import type { ConversationsService } from '../conversations/service.js';
 import type { AnswerStreams, Follow, Sequenced } from './answer-streams.js';
-import { cancelChannel, userChannel, type UserEvent } from './channels.js';
-import type { AnswerFrame, DoneFrame, MessageSendFrame } from './protocol.js';
-import { doneFrame, threadHistory, TurnRetrieval, within } from './turn-inputs.js';
+import { userChannel, type UserEvent } from './channels.js';
+import type { AnswerFrame, DoneFrame, ErrorFrame, MessageSendFrame } from './protocol.js';
+import { doneFrame, threadHistory, TurnRetrieval } from './turn-inputs.js';
+import { RunningAnswers } from './running-answers.js';
 import { knowledgeSearchTool } from './tools/search.js';
 import type { Tool } from './tools/types.js';
 import { SearchGate } from './search-gate.js';
 import { runTurn, TURN_LIMITS, type TurnLimits, type TurnOutcome } from './turn.js';
+import {
+  TURN_ORDER_LIMITS,
+  TurnOrder,
+  type PlaceInLine,
+  type TurnOrderLimits,
+} from './turn-order.js';
+import { countTokens } from './usage.js';
 
 export interface ChatLimits {
-  /** Answers generating at once per user on this instance. */
+  /**
+   * Answers generating or waiting for their turn at once per user, counted across instances
+   * (a lease each in the key-value store, renewed while the answer runs).
+   */
   maxActivePerUser: number;
   /** Passages retrieved for the question before the model runs. */
   passages: number;
@@ -28,6 +42,10 @@ export interface ChatLimits {
   retrievalTimeoutMs: number;
   /** Turns' searches running at once on this instance; the others queue (their wait counts). */
   concurrentSearches: number;
+  /** How often an answer looks for a cancel that pub/sub did not deliver. */
+  cancelPollMs: number;
+  /** The order of turns on a branch; `leaseMs` is also the lifetime of a user's answer slot. */
+  order: TurnOrderLimits;
   turn: TurnLimits;
 }
 
@@ -38,6 +56,8 @@ export const CHAT_LIMITS: ChatLimits = {
   historyMessages: 20,
   retrievalTimeoutMs: 5000,
   concurrentSearches: 4,
+  cancelPollMs: 1000,
+  order: TURN_ORDER_LIMITS,
   turn: TURN_LIMITS,
 };
 
@@ -50,26 +70,46 @@ export interface ChatDeps {
   tools: Tool[];
   streams: AnswerStreams;
   pubsub: PubSub;
+  /** Answer slots, turn order and cancels, shared by the instances. */
+  kv: KeyValueStore;
   metrics: Metrics;
   log: Logger;
+  /** Lost dependencies: an answer that cannot be stored for one says SERVICE_UNAVAILABLE. */
+  outages: Outages;
   limits?: ChatLimits;
 }
 
 /** What a `message_send` leads to: an answer to follow, or a turn that is already complete. */
 export type SendOutcome = { follow: string } | { done: DoneFrame };
 
+/** A `message_send` that has its answer slot and its place in the branch's line. */
+export interface AdmittedTurn {
+  userId: string;
+  frame: MessageSendFrame;
+  /** The answer's id, chosen now: it names the slot and the place too. */
+  messageId: string;
+  slot: Lease;
+  place: PlaceInLine;
+}
+
+/** After admission: a turn to run, or the outcome of an earlier send of the same question. */
+export type Admitted = { turn: AdmittedTurn } | { outcome: SendOutcome };
+
+const slotsKey = (userId: string) => `chat:active:${userId}`;
+
 /**
  * Chat turns (DECISIONS 4): stores the question, runs the answer detached from any socket (a
- * dropped socket does not stop it; only a cancel does, from any instance), streams its frames into
+ * dropped socket does not stop it; only a cancel does, from any instance: `RunningAnswers`), streams its frames into
  * `AnswerStreams` for whoever follows it, and stores the answer with its citations and tool calls.
+ * Turns on one branch take their turn in order (`TurnOrder`); a user's answers, running or
+ * waiting, are counted across instances.
  */
 export class ChatService {
+  readonly turns: TurnOrder;
   private readonly limits: ChatLimits;
-  private readonly active = new Map<string, number>();
-  private readonly running = new Map<
-    string,
-    { controller: AbortController; done: Promise<void> }
-  >();
+  private readonly answers: RunningAnswers;
+  /** Sends waiting for their turn: shutdown stops them. */
+  private readonly waiting = new Set<AbortController>();
 
   private readonly retrieval: TurnRetrieval;
 
@@ -81,13 +121,59 @@ export class ChatService {
       this.limits,
       deps.log,
     );
+    this.turns = new TurnOrder(deps.kv, deps.pubsub, this.limits.order, deps.log);
+    // A cancel published while this instance's subscriber was away is found in the store.
+    this.answers = new RunningAnswers(deps.kv, deps.pubsub, this.limits.cancelPollMs);
   }
 
   async send(userId: string, frame: MessageSendFrame): Promise<SendOutcome> {
-    // The slot is taken before anything is awaited, so parallel sends cannot overshoot the limit.
-    this.reserve(userId);
+    return this.proceed(await this.admit(userId, frame));
+  }
+
+  /**
+   * The first step of a `message_send`, quick: the conversation and branch exist, an earlier send
+   * of the same `client_message_id` is answered from what it left, else the turn takes one of the
+   * user's answer slots and a place at the end of its branch's line.
+   */
+  async admit(userId: string, frame: MessageSendFrame): Promise<Admitted> {
+    const branchId = frame.branch_id ?? MAIN_BRANCH;
+    const earlier = await this.deps.messages.sentBefore(
+      userId,
+      frame.conversation_id,
+      branchId,
+      frame.client_message_id ?? null,
+    );
+    if (earlier !== undefined) {
+      const outcome = await this.earlierTurn(earlier);
+      if (outcome !== undefined) return { outcome };
+    }
+    // Shed before anything is stored: a turn the knowledge base could not serve in time is
+    // refused now, with when to try again, rather than answered without its passages.
+    this.retrieval.admission();
+    const messageId = randomUUID();
+    const slot = await this.reserve(userId, messageId);
+    try {
+      const place = await this.turns.join(frame.conversation_id, branchId, messageId);
+      return { turn: { userId, frame, messageId, slot, place } };
+    } catch (err) {
+      await slot.release();
+      throw err;
+    }
+  }
+
+  /**
+   * The second step: waits until the turns before it on the branch have stored their answers,
+   * stores the question after them and starts its answer.
+   */
+  async proceed(admitted: Admitted): Promise<SendOutcome> {
+    if ('outcome' in admitted) return admitted.outcome;
+    const { userId, frame, messageId, slot, place } = admitted.turn;
+    const stop = new AbortController();
+    this.waiting.add(stop);
     let started = false;
     try {
+      if (!(await place.first(stop.signal)))
+        throw serviceUnavailable('The service is shutting down');
       const stored = await this.deps.messages.append(userId, frame.conversation_id, {
         branchId: frame.branch_id ?? MAIN_BRANCH,
         role: 'user',
@@ -98,30 +184,37 @@ export class ChatService {
         const earlier = await this.earlierTurn(stored.message);
         if (earlier !== undefined) return earlier;
       }
-      const messageId = await this.start(userId, stored.message);
+      await this.start(userId, stored.message, messageId, slot, place);
       started = true;
       return { follow: messageId };
     } finally {
-      // A started answer gives its slot back when it ends.
-      if (!started) this.release(userId);
+      this.waiting.delete(stop);
+      // A started answer gives its place and slot back when it is stored.
+      if (!started) await Promise.all([place.release(), slot.release()]);
     }
   }
 
-  private reserve(userId: string): void {
-    const active = this.active.get(userId) ?? 0;
-    if (active >= this.limits.maxActivePerUser) {
+  /** One of the user's answer slots, shared by all instances. */
+  private async reserve(userId: string, messageId: string): Promise<Lease> {
+    const max = this.limits.maxActivePerUser;
+    const slot = await Lease.take(
+      this.deps.kv,
+      slotsKey(userId),
+      messageId,
+      this.limits.order.leaseMs,
+      max,
+      this.deps.log,
+    ).catch((err: unknown) => {
+      this.deps.log.warn({ err }, 'answer slots could not be counted');
+      throw serviceUnavailable('Questions cannot be taken right now; try again shortly');
+    });
+    if (slot === undefined) {
       throw new AppError(
         'RATE_LIMITED',
-        `At most ${String(this.limits.maxActivePerUser)} answers can be generating at once`,
+        `At most ${String(max)} answers can be generating or waiting at once`,
       );
     }
-    this.active.set(userId, active + 1);
-  }
-
-  private release(userId: string): void {
-    const left = (this.active.get(userId) ?? 1) - 1;
-    if (left > 0) this.active.set(userId, left);
-    else this.active.delete(userId);
+    return slot;
   }
 
   /** `message_resume`: the answer to follow, or its `message_done` when it is stored already. */
@@ -136,10 +229,17 @@ export class ChatService {
     return { done };
   }
 
-  /** `message_cancel`, wherever the answer runs. */
+  /**
+   * `message_cancel`, wherever the answer runs: at once when it runs here; else the cancel is
+   * stored (the answer's instance looks for it every `cancelPollMs`) and published (it hears of
+   * it at once unless its subscriber is away).
+   */
   async cancel(userId: string, messageId: string): Promise<SendOutcome> {
-    const outcome = await this.resume(userId, messageId);
-    if ('follow' in outcome) this.deps.pubsub.publish(cancelChannel(messageId), { userId });
+    if (this.answers.cancelHere(userId, messageId)) return { follow: messageId };
+    const outcome = await this.resume(userId, messageId).catch(storeUnavailable(this.deps.log));
+    if ('follow' in outcome) {
+      await this.answers.cancelElsewhere(userId, messageId).catch(storeUnavailable(this.deps.log));
+    }
     return outcome;
   }
 
@@ -153,11 +253,8 @@ export class ChatService {
    * stored as interrupted within the other half.
    */
   async close(timeoutMs: number): Promise<void> {
-    const all = [...this.running.values()];
-    const settled = Promise.allSettled(all.map((r) => r.done));
-    if (await within(settled, timeoutMs / 2)) return;
-    for (const r of all) r.controller.abort();
-    await within(settled, timeoutMs / 2);
+    for (const stop of this.waiting) stop.abort();
+    await this.answers.close(timeoutMs);
   }
 
   private async earlierTurn(question: StoredMessage): Promise<SendOutcome | undefined> {
@@ -174,31 +271,38 @@ export class ChatService {
     return question === undefined ? undefined : doneFrame(question, answer);
   }
 
-  /** Opens the answer's stream and starts it; returns its id. */
-  private async start(userId: string, question: StoredMessage): Promise<string> {
-    const messageId = randomUUID();
-    const { streams, pubsub } = this.deps;
-    await streams.open({
+  /** Opens the answer's stream and starts it; its place and slot are released once it is stored. */
+  private async start(
+    userId: string,
+    question: StoredMessage,
+    messageId: string,
+    slot: Lease,
+    place: PlaceInLine,
+  ): Promise<void> {
+    const { streams } = this.deps;
+    const info = {
       messageId,
       userMessageId: question.id,
       userId,
       conversationId: question.conversationId,
-    });
-    const controller = new AbortController();
-    const unsubscribe = await pubsub.subscribe(cancelChannel(messageId), (payload) => {
-      if ((payload as { userId?: unknown }).userId === userId) controller.abort();
-    });
-    const done = this.answer(userId, question, messageId, controller.signal)
-      .catch((err: unknown) => {
-        this.deps.log.error({ err, messageId }, 'chat turn failed');
-      })
-      .finally(() => {
-        unsubscribe();
-        this.running.delete(messageId);
-        this.release(userId);
-      });
-    this.running.set(messageId, { controller, done });
-    return messageId;
+    };
+    await streams.open(info);
+    // A store that lost everything (a restarted Redis) lost who the answer belongs to: it is said
+    // again, so that a resume or cancel from another instance still finds it.
+    slot.onRestored = () => {
+      streams.open(info).catch(() => undefined);
+    };
+    await this.answers.start(
+      info,
+      [slot, place.lease],
+      (signal) =>
+        this.answer(userId, question, messageId, signal).catch((err: unknown) => {
+          this.deps.log.error({ err, messageId }, 'chat turn failed');
+        }),
+      async () => {
+        await Promise.all([place.release(), slot.release()]);
+      },
+    );
   }
 
   /**
@@ -238,6 +342,7 @@ export class ChatService {
     );
     if (outcome.firstChunkMs !== undefined)
       metrics.chatFirstChunk.observe(outcome.firstChunkMs / 1000);
+    countTokens(metrics, outcome.usage);
     return outcome;
   }
 
@@ -252,26 +357,20 @@ export class ChatService {
     const emit = (frame: AnswerFrame) => {
       streams.append(messageId, ++seq, frame);
     };
-    const outcome = await this.generate(userId, question, messageId, signal, emit);
-    if (outcome.error !== undefined) {
-      this.deps.log.warn({ err: outcome.error, messageId }, 'language model failed mid-turn');
-      emit({
-        type: 'error',
-        code: 'LLM_ERROR',
-        message: 'The language model failed; the answer is incomplete',
-        request_ref: messageId,
-      });
-    }
+    // Whatever fails (the thread's history cannot be read, the answer cannot be stored), the
+    // stream ends with an error frame: nobody following it is left waiting.
     try {
-      const stored = await messages.append(userId, question.conversationId, {
-        id: messageId,
-        branchId: question.branchId,
-        role: 'assistant',
-        content: outcome.content,
-        citations: outcome.citations,
-        toolCalls: outcome.toolCalls,
-        interrupted: outcome.interrupted,
-      });
+      const outcome = await this.generate(userId, question, messageId, signal, emit);
+      if (outcome.error !== undefined) {
+        this.deps.log.warn({ err: outcome.error, messageId }, 'language model failed mid-turn');
+        emit({
+          type: 'error',
+          code: 'LLM_ERROR',
+          message: 'The language model failed; the answer is incomplete',
+          request_ref: messageId,
+        });
+      }
+      const stored = await messages.appendAnswer(userId, question, messageId, outcome);
       const done = doneFrame(question, stored.message);
       emit(done);
       // The user's sockets that did not follow the answer hear of it too (socket hub).
@@ -280,11 +379,17 @@ export class ChatService {
         frame: done,
       } satisfies UserEvent);
     } catch (err) {
-      this.deps.log.error({ err, messageId }, 'storing a chat answer failed');
+      const log = this.deps.log.child({ messageId });
+      const told = this.deps.outages.failure(
+        err,
+        log,
+        'a chat answer failed',
+        'The answer could not be completed',
+      );
       emit({
         type: 'error',
-        code: 'INTERNAL_ERROR',
-        message: 'The answer could not be stored',
+        code: told.code as ErrorFrame['code'],
+        message: told.message,
         request_ref: messageId,
       });
     } finally {
@@ -294,3 +399,12 @@ export class ChatService {
 }
 
 const answerNotFound = () => new AppError('NOT_FOUND', 'Message not found');
+
+/** A failure of the shared store (Redis) becomes SERVICE_UNAVAILABLE; the service's own errors pass. */
+const storeUnavailable =
+  (log: Logger) =>
+  (err: unknown): never => {
+    if (err instanceof AppError) throw err;
+    log.warn({ err }, 'a chat cancel could not reach the shared store');
+    throw serviceUnavailable('The answer cannot be cancelled right now; try again shortly');
+  };

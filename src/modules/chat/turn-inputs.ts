@@ -1,3 +1,4 @@
+import { AppError } from '../../errors.js';
 import type { Logger } from '../../platform/logger.js';
 import type { LlmMessage, Passage } from '../../providers/llm/types.js';
 import type { MessageService } from '../conversations/messages.js';
@@ -43,9 +44,25 @@ export class TurnRetrieval {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Before a turn is taken: refuses it (SERVICE_UNAVAILABLE, with a retry hint) when its search
+   * would not be answered within the deadline at the gate's present pace.
+   */
+  admission(): void {
+    const busyMs = this.gate.admit(this.limits.retrievalTimeoutMs);
+    if (busyMs === undefined) return;
+    const seconds = Math.max(1, Math.ceil(busyMs / 1000));
+    throw new AppError(
+      'SERVICE_UNAVAILABLE',
+      `The knowledge base is answering too many questions; try again in ${String(seconds)} s`,
+      null,
+      { 'retry-after': String(seconds) },
+    );
+  }
+
   /** The question's passages; without them (search failed or too slow) the turn goes on, and says so. */
   async forQuestion(question: StoredMessage, emit: (f: AnswerFrame) => void): Promise<Passage[]> {
-    const found = await this.within(question.content, this.limits.passages);
+    const found = await this.within(question.content, this.limits.passages, true);
     if (found.ok) return found.passages;
     this.log.warn(
       { err: found.error },
@@ -73,14 +90,17 @@ export class TurnRetrieval {
     );
   };
 
-  /**
-   * The passages, or why there are none. A search given up on runs on in its slot, so the gate
-   * still bounds what the database is asked to do at once.
-   */
-  private async within(query: string, limit: number): Promise<Retrieved> {
+  /** The passages, or why there are none; a search past the deadline is aborted. */
+  private async within(query: string, limit: number, question = false): Promise<Retrieved> {
     const { retrievalTimeoutMs } = this.limits;
     const deadline = performance.now() + retrievalTimeoutMs;
-    const work = this.gate.run(() => retrievePassages(this.search, query, { limit }), deadline);
+    const giveUp = new AbortController();
+    const work = this.gate.run(
+      (signal) => retrievePassages(this.search, query, { limit }, signal),
+      deadline,
+      giveUp.signal,
+      question,
+    );
     const timedOut = {
       ok: false,
       timedOut: true,
@@ -88,6 +108,8 @@ export class TurnRetrieval {
     } as const;
     try {
       if (!(await within(work, retrievalTimeoutMs))) {
+        // The search stops (and its slot frees) instead of running on for nobody.
+        giveUp.abort(new Error('knowledge-base search timed out'));
         work.catch(() => undefined);
         return timedOut;
       }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { LlmEvent, LlmProvider, LlmRequest } from '../../providers/llm/types.js';
 import type { AnswerFrame } from './protocol.js';
 import { runTurn, TURN_LIMITS, type TurnInput } from './turn.js';
@@ -110,5 +110,74 @@ describe('runTurn: tools that write', () => {
     const { input } = turn([write.tool], new AbortController());
     const outcome = await runTurn(new CallingModel(['ehr_write']), input, TURN_LIMITS);
     expect(outcome).toMatchObject({ interrupted: false, content: 'Done.' });
+  });
+});
+
+/** Calls `lookup` once with usage 100/7, then answers with usage 250/40, or hangs if `hang`. */
+class CountingModel implements LlmProvider {
+  readonly name = 'counting';
+  readonly model = 'counting-1';
+  constructor(private readonly hang = false) {}
+
+  async *stream(request: LlmRequest, options: { signal: AbortSignal }): AsyncIterable<LlmEvent> {
+    await Promise.resolve();
+    options.signal.throwIfAborted();
+    if (request.messages.at(-1)?.role === 'user') {
+      yield { type: 'tool_call', call: { id: 'c0', name: 'lookup', arguments: {} } };
+      yield { type: 'usage', inputTokens: 100, outputTokens: 7 };
+      yield { type: 'done', finishReason: 'tool_calls' };
+      return;
+    }
+    yield { type: 'text_delta', text: 'Found. ' };
+    if (this.hang) {
+      // Cut short before its usage: like a stream cancelled before the server's last chunk.
+      await new Promise((_resolve, reject) => {
+        options.signal.addEventListener('abort', () => {
+          reject(options.signal.reason as Error);
+        });
+      });
+    }
+    yield { type: 'usage', inputTokens: 250, outputTokens: 40 };
+    yield { type: 'done', finishReason: 'stop' };
+  }
+}
+
+const lookup: Tool = {
+  definition: { name: 'lookup', description: 'lookup', parameters: {} },
+  run: () => Promise.resolve({ found: true }),
+};
+
+const counted = (inputTokens: number, outputTokens: number) => ({
+  provider: 'counting',
+  model: 'counting-1',
+  inputTokens,
+  outputTokens,
+});
+
+describe('runTurn: token usage', () => {
+  it("sums the usage of the turn's model calls, with the provider and model", async () => {
+    const { input } = turn([lookup], new AbortController());
+    const outcome = await runTurn(new CountingModel(), input, TURN_LIMITS);
+    expect(outcome.content).toBe('Found.');
+    expect(outcome.usage).toEqual(counted(350, 47));
+  });
+
+  it('keeps what was reported before a cancel, and nothing of the call it cut short', async () => {
+    const controller = new AbortController();
+    const { input, frames } = turn([lookup], controller);
+    const running = runTurn(new CountingModel(true), input, TURN_LIMITS);
+    await vi.waitFor(() => {
+      expect(frames.some((f) => f.type === 'chunk')).toBe(true);
+    });
+    controller.abort();
+    const outcome = await running;
+    expect(outcome.interrupted).toBe(true);
+    expect(outcome.usage).toEqual(counted(100, 7));
+  });
+
+  it('is null when the model reports none', async () => {
+    const { input } = turn([], new AbortController());
+    const outcome = await runTurn(new CallingModel([]), input, TURN_LIMITS);
+    expect(outcome.usage).toBeNull();
   });
 });

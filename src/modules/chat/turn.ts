@@ -2,10 +2,12 @@ import type { LlmMessage, LlmProvider, LlmToolCall, Passage } from '../../provid
 import { ProviderError } from '../../providers/llm/types.js';
 import { hasInvalidArguments, INVALID_ARGUMENTS } from '../../providers/llm/index.js';
 import { streamWithRetry } from '../../providers/llm/retry.js';
-import type { ToolCallDto } from '../conversations/schema.js';
+import type { ToolCallDto, UsageDto } from '../conversations/schema.js';
 import { CitationMarkers } from './citations.js';
 import type { AnswerFrame } from './protocol.js';
+import { addUsage } from './usage.js';
 import { ToolError, type Tool } from './tools/types.js';
+import { abortable } from '../../platform/abortable.js';
 
 /** Bounds of one turn. */
 export interface TurnLimits {
@@ -47,6 +49,11 @@ export interface TurnOutcome {
   error: ProviderError | undefined;
   /** Milliseconds from `startedAt` to the first chunk, if one went out. */
   firstChunkMs: number | undefined;
+  /**
+   * The tokens of every model call of the turn that reported usage, summed; null when none did.
+   * A call cut short (cancel, failure) reports none: its tokens are not known, so not counted.
+   */
+  usage: UsageDto | null;
 }
 
 /**
@@ -66,6 +73,7 @@ export async function runTurn(
   let content = '';
   let index = 0;
   let firstChunkMs: number | undefined;
+  let usage: UsageDto | null = null;
   const send = (text: string) => {
     if (text === '') return;
     content += text;
@@ -91,6 +99,7 @@ export async function runTurn(
       interrupted,
       error,
       firstChunkMs,
+      usage,
     };
   };
   try {
@@ -109,6 +118,7 @@ export async function runTurn(
           text += event.text;
           send(markers.push(event.text));
         } else if (event.type === 'tool_call') calls.push(event.call);
+        else if (event.type === 'usage') usage = addUsage(usage, llm, event);
       }
       if (calls.length === 0 || tools.length === 0) break;
       messages.push({ role: 'assistant', content: text, toolCalls: calls });
@@ -214,18 +224,4 @@ function unsaidWrites(writes: readonly WriteSaid[], content: string): string {
   if (unsaid.length === 0) return '';
   const text = unsaid.map((w) => w.sentence).join(' ');
   return content === '' || /\s$/.test(content) ? text : ` ${text}`;
-}
-
-/** Settles with `work`, or rejects as soon as `signal` aborts. */
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      reject(signal.reason as Error);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => {
-      signal.removeEventListener('abort', onAbort);
-    });
-  });
 }

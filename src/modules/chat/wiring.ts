@@ -3,8 +3,10 @@ import type { Duplex } from 'node:stream';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config.js';
 import type { Chaos } from '../../platform/chaos.js';
+import type { KeyValueStore } from '../../platform/kv.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
+import type { Outages } from '../../platform/outages.js';
 import type { PubSub } from '../../platform/pubsub.js';
 import type { RateLimiter } from '../../platform/rate-limit.js';
 import { chaosLlm } from '../../providers/chaos.js';
@@ -41,6 +43,8 @@ export interface ChatWiring {
   log: Logger;
   metrics: Metrics;
   redis: Redis | undefined;
+  /** Answer slots, turn order and cancels shared by the instances (Redis or in-process). */
+  kv: KeyValueStore;
   auth: AuthService;
   messages: MessageService;
   conversations: ConversationsService;
@@ -56,6 +60,7 @@ export interface ChatWiring {
   llm?: LlmProvider;
   /** Fault injection: when enabled, the model is wrapped (its faults are provider failures). */
   chaos: Chaos;
+  outages: Outages;
 }
 
 /** The chat engine and its sockets, on Redis when configured, else in-process. */
@@ -77,12 +82,19 @@ export function createChat(w: ChatWiring): Chat {
     tools,
     streams,
     pubsub,
+    kv: w.kv,
     metrics: w.metrics,
     log,
+    outages: w.outages,
     limits: {
       ...CHAT_LIMITS,
       maxActivePerUser: config.chat.maxActiveAnswers,
       concurrentSearches: config.chat.concurrentSearches,
+      order: {
+        ...CHAT_LIMITS.order,
+        leaseMs: config.chat.answerLeaseMs,
+        waitMs: config.chat.turnWaitMs,
+      },
     },
   });
   const hub = new SocketHub({
@@ -93,6 +105,7 @@ export function createChat(w: ChatWiring): Chat {
     metrics: w.metrics,
     sockets: w.sockets,
     log,
+    outages: w.outages,
     limits: {
       ...SOCKET_LIMITS,
       maxFrameBytes: config.chat.maxFrameBytes,

@@ -65,6 +65,39 @@ export const messagesRepo = {
     return { lastSeq: locked.lastSeq, branchExists: false, tail: null, existing: null, ...branch };
   },
 
+  /**
+   * Whether the user's conversation has the branch, and the message stored on it under the client
+   * message id. Nothing when the conversation is not the user's.
+   */
+  async sendTarget(
+    db: Db,
+    userId: string,
+    conversationId: string,
+    branchId: string,
+    clientMessageId: string | null,
+  ): Promise<{ branchExists: boolean; existing: StoredMessage | null } | undefined> {
+    const [row] = await db
+      .select({ branchId: branches.id, existing: messages })
+      .from(conversations)
+      .leftJoin(
+        branches,
+        and(eq(branches.conversationId, conversations.id), eq(branches.id, branchId)),
+      )
+      .leftJoin(
+        messages,
+        and(
+          eq(messages.conversationId, conversations.id),
+          eq(messages.branchId, branchId),
+          clientMessageId === null ? sql`false` : eq(messages.clientMessageId, clientMessageId),
+        ),
+      )
+      .where(and(eq(conversations.id, conversationId), eq(conversations.userId, userId)))
+      .limit(1);
+    return row === undefined
+      ? undefined
+      : { branchExists: row.branchId !== null, existing: row.existing };
+  },
+
   /** Locks the user's conversation row and finds a message of it to fork from. */
   async lockForFork(
     tx: Db,

@@ -4,7 +4,7 @@ import type { BranchRow, MessageRole } from '../../db/schema/index.js';
 import { AppError, notFound } from '../../errors.js';
 import { messagesRepo, type NewMessage } from './messages-repo.js';
 import { conversationsRepo } from './repo.js';
-import type { CitationDto, StoredMessage, ToolCallDto } from './schema.js';
+import type { CitationDto, StoredMessage, ToolCallDto, UsageDto } from './schema.js';
 import { conversationNotFound } from './service.js';
 
 export const MAIN_BRANCH = 'main';
@@ -19,8 +19,15 @@ export interface AppendInput {
   /** The client's id for a turn: a second append with the same id on the branch stores nothing. */
   clientMessageId?: string | null;
   interrupted?: boolean;
+  /** The model's token counts, for an answer (default null). */
+  usage?: UsageDto | null;
   /** An id chosen in advance, e.g. announced while the answer was still streaming. */
   id?: string;
+  /**
+   * The message this one answers (an answer's own question); default: the branch's last message.
+   * It must be a message of the conversation.
+   */
+  parentMessageId?: string;
 }
 
 export interface Appended {
@@ -52,6 +59,31 @@ const storable = (text: string) => text.replaceAll('\u0000', '\uFFFD');
 export class MessageService {
   constructor(private readonly db: Db) {}
 
+  /**
+   * Stores an answer to `question`, on its branch and with it as its parent, under the id it was
+   * announced with while it streamed (chat and voice turns alike).
+   */
+  async appendAnswer(
+    userId: string,
+    question: StoredMessage,
+    id: string,
+    answer: Required<
+      Pick<AppendInput, 'content' | 'citations' | 'toolCalls' | 'interrupted' | 'usage'>
+    >,
+  ): Promise<Appended> {
+    return this.append(userId, question.conversationId, {
+      content: answer.content,
+      citations: answer.citations,
+      toolCalls: answer.toolCalls,
+      interrupted: answer.interrupted,
+      usage: answer.usage,
+      id,
+      branchId: question.branchId,
+      parentMessageId: question.id,
+      role: 'assistant',
+    });
+  }
+
   /** Appends a message to the end of a branch's thread. */
   async append(userId: string, conversationId: string, input: AppendInput): Promise<Appended> {
     const branchId = input.branchId ?? MAIN_BRANCH;
@@ -75,7 +107,7 @@ export class MessageService {
         conversationId,
         branchId,
         seq: state.lastSeq + 1,
-        parentMessageId: state.tail,
+        parentMessageId: input.parentMessageId ?? state.tail,
         role: input.role,
         content: storable(input.content),
         citations: (input.citations ?? []).map((c) => ({
@@ -86,9 +118,32 @@ export class MessageService {
         toolCalls: input.toolCalls ?? [],
         clientMessageId,
         interrupted: input.interrupted ?? false,
+        usage: input.usage ?? null,
       });
       return { message, created: true };
     });
+  }
+
+  /**
+   * Before a turn is sent: the conversation is the user's and has the branch (404 otherwise), and
+   * the message already stored on the branch under `clientMessageId`, if any.
+   */
+  async sentBefore(
+    userId: string,
+    conversationId: string,
+    branchId: string,
+    clientMessageId: string | null,
+  ): Promise<StoredMessage | undefined> {
+    const found = await messagesRepo.sendTarget(
+      this.db,
+      userId,
+      conversationId,
+      branchId,
+      clientMessageId,
+    );
+    if (found === undefined) throw conversationNotFound();
+    if (!found.branchExists) throw branchNotFound();
+    return found.existing ?? undefined;
   }
 
   /**
@@ -144,6 +199,7 @@ export class MessageService {
         toolCalls: [],
         clientMessageId: null,
         interrupted: false,
+        usage: null,
       };
       return { branch, message: await messagesRepo.insert(tx, first) };
     });

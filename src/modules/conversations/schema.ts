@@ -73,6 +73,23 @@ export const ToolCall = Type.Object({
 });
 export type ToolCallDto = Static<typeof ToolCall>;
 
+/**
+ * The language model's token counts for an assistant message, summed over the turn's model calls
+ * (a turn with tools calls the model once per round), as the model reported them. Null when it
+ * reported none: user messages, the offline extractive model (it has no tokens to count), servers
+ * that send no usage, and turns stopped before any call finished.
+ */
+export const MessageUsage = Type.Object({
+  provider: Type.String({ description: 'The language model provider, e.g. `openai`' }),
+  model: Type.String({ description: 'The model the service asked for (LLM_MODEL)' }),
+  inputTokens: Type.Integer({ minimum: 0, description: 'Prompt tokens, every call of the turn' }),
+  outputTokens: Type.Integer({
+    minimum: 0,
+    description: 'Completion tokens, every call of the turn',
+  }),
+});
+export type UsageDto = Static<typeof MessageUsage>;
+
 export const Message = Type.Object({
   id: Uuid,
   conversationId: Uuid,
@@ -89,6 +106,10 @@ export const Message = Type.Object({
   toolCalls: Type.Array(ToolCall),
   clientMessageId: Type.Union([Type.String(), Type.Null()]),
   interrupted: Type.Boolean(),
+  usage: Type.Union([MessageUsage, Type.Null()], {
+    description:
+      'Tokens the language model reported for this answer; null on other roles and when it reported none',
+  }),
   createdAt: Timestamp,
 });
 export type MessageDto = Static<typeof Message>;
@@ -186,6 +207,7 @@ export interface StoredMessage {
   toolCalls: ToolCallDto[];
   clientMessageId: string | null;
   interrupted: boolean;
+  usage: UsageDto | null;
   createdAt: Date;
 }
 
@@ -201,6 +223,7 @@ export function toMessageDto(m: StoredMessage): MessageDto {
     toolCalls: m.toolCalls,
     clientMessageId: m.clientMessageId,
     interrupted: m.interrupted,
+    usage: m.usage,
     createdAt: m.createdAt.toISOString(),
   };
 }

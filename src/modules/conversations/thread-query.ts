@@ -23,7 +23,7 @@ export type RawThreadRow = { found: boolean; beforeFound: boolean; total: number
 export const MESSAGE_COLUMNS = sql.raw(`m.id, m.conversation_id as "conversationId",
   m.branch_id as "branchId", m.seq, m.parent_message_id as "parentMessageId", m.role, m.content,
   m.citations, m.tool_calls as "toolCalls", m.client_message_id as "clientMessageId",
-  m.interrupted, (extract(epoch from m.created_at) * 1000)::float8 as "createdAtMs"`);
+  m.interrupted, m.usage, (extract(epoch from m.created_at) * 1000)::float8 as "createdAtMs"`);
 
 export const toStored = (row: RawMessage): StoredMessage => ({
   id: row.id,
@@ -37,6 +37,7 @@ export const toStored = (row: RawMessage): StoredMessage => ({
   toolCalls: row.toolCalls,
   clientMessageId: row.clientMessageId,
   interrupted: row.interrupted,
+  usage: row.usage,
   createdAt: new Date(row.createdAtMs),
 });
 

@@ -6,6 +6,7 @@ import { opsAuditVoiceRoutes } from './routes-audit-voice.js';
 import { opsFeatureRoutes } from './routes-features.js';
 import { opsHealthRoutes } from './routes-health.js';
 import { opsProviderRoutes } from './routes-providers.js';
+import { LlmHealthProbe } from './llm-health.js';
 import { VoiceHealthProbe } from './voice-health.js';
 
 const OPS_DOCS: DocsInfo = {
@@ -35,6 +36,7 @@ export function opsDeps(deps: Deps): OpsDeps {
     status: deps.status,
     chaos: deps.chaos,
     llm: deps.chat.llm,
+    llmHealth: new LlmHealthProbe(deps.chat.llm, deps.config.llmHealth),
     voiceHub: deps.voice.hub,
     voiceProbe: new VoiceHealthProbe(deps.voice.deps.stt, deps.voice.deps.tts, () =>
       deps.voice.sttLoaded(),

@@ -8,6 +8,7 @@ import type { AuditService } from '../audit/service.js';
 import type { EhrService } from '../ehr/service.js';
 import type { FlagsService } from '../flags/service.js';
 import type { VoiceHub } from '../voice/hub.js';
+import type { LlmHealthProbe } from './llm-health.js';
 import type { VoiceHealthProbe } from './voice-health.js';
 
 /** What the operator endpoints read and change. */
@@ -20,6 +21,8 @@ export interface OpsDeps {
   status: StatusService;
   chaos: Chaos;
   llm: LlmProvider;
+  /** The model's probe: at most one per 30 s on this instance. */
+  llmHealth: LlmHealthProbe;
   voiceHub: VoiceHub;
   voiceProbe: VoiceHealthProbe;
   metrics: Metrics;

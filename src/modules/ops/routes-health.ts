@@ -27,7 +27,7 @@ export function opsHealthRoutes(app: App, deps: OpsDeps): void {
         operationId: 'getEhrHealth',
         summary: 'The EHR (FHIR) integration: status, fallback and circuit breaker state',
         description:
-          '`ok`: the breaker is closed and reads are fresh. `degraded`: trial calls (half-open) or reads answered from the last good values (`fallback_active`). `unavailable`: open with nothing to fall back on. `disabled`: no FHIR_BASE_URL.',
+          '`ok`: the breaker is closed and reads are fresh. `degraded`: probing the FHIR server (half-open) or reads answered from the last good values (`fallback_active`). `unavailable`: open with nothing to fall back on. `disabled`: no FHIR_BASE_URL.',
         response: { 200: EhrHealth },
       },
     },

@@ -36,24 +36,30 @@ export function opsProviderRoutes(app: App, deps: OpsDeps): void {
       schema: {
         tags,
         operationId: 'getProviderStatus',
-        summary: 'Every external provider: EHR, language model, speech engines',
+        summary: 'Every external provider: EHR, language model (probed), speech engines',
         description:
-          'The EHR from its circuit breaker; the speech engines from the probes of `/health/voice`; the offline language model is in-process (`ok`), a remote one is not probed (`unknown`). Emotion and backchannel are subsystems this service does not have: `disabled`.',
+          'The EHR from its circuit breaker; the speech engines from the probes of `/health/voice`; the language model from a probe of its own (an OpenAI-compatible endpoint lists its models, `GET /models`, within `LLM_HEALTH_TIMEOUT_MS`; the offline model answers a fixed question in-process), made at most once per 30 s on this instance however many ask: `ok` answered within `LLM_HEALTH_SLOW_MS`; `degraded` answered slower, or with 429, 404, another 4xx or something that is not a model list; `unavailable` (down) no answer in time, no connection, 5xx, 401 or 403. Emotion and backchannel are subsystems this service does not have: `disabled`.',
         response: { 200: Envelope(ProviderStatus) },
       },
     },
     async (request) => {
-      const probes = await deps.voiceProbe.probe();
-      const remote = deps.llm.name !== 'extractive';
+      const [probes, llm] = await Promise.all([deps.voiceProbe.probe(), deps.llmHealth.check()]);
       return ok(request, {
         providers: {
           ehr: deps.ehr.status(),
           llm: {
             provider: deps.llm.name,
             model: deps.llm.model,
-            status: remote ? ('unknown' as const) : ('ok' as const),
+            status: llm.status,
             fallback_active: false,
-            ...(remote ? { detail: 'remote model: not probed' } : {}),
+            ...(llm.detail === undefined ? {} : { detail: llm.detail }),
+            kind: llm.kind,
+            probe: llm.probe,
+            latency_ms: llm.latencyMs,
+            checked_at: llm.checkedAt.toISOString(),
+            model_listed: llm.modelListed,
+            last_error: llm.lastError,
+            last_error_at: llm.lastErrorAt?.toISOString() ?? null,
           },
           stt: speech(probes.stt),
           tts: speech(probes.tts),
@@ -87,6 +93,8 @@ export function opsProviderRoutes(app: App, deps: OpsDeps): void {
         circuit_breaker: {
           state: status.circuit_breaker.state,
           half_open_after_ms: settings.halfOpenAfterMs,
+          probe_interval_ms: settings.probeIntervalMs,
+          probe_successes: settings.probeSuccesses,
         },
         base_url: fhir === undefined ? null : withoutCredentials(fhir.baseUrl),
         auth: fhir?.auth.kind ?? null,
@@ -102,9 +110,9 @@ export function opsProviderRoutes(app: App, deps: OpsDeps): void {
       schema: {
         tags,
         operationId: 'getEhrMetrics',
-        summary: 'EHR writes on this instance: count, success rate, mean latency',
+        summary: 'EHR writes on this instance: count, success rate, mean latency, refusals',
         description:
-          'Since the instance started; rate and latency are null before the first write. Failed writes count in the latency.',
+          'Since the instance started. write_requests counts every write asked for, refused ones too (write_refused, by reason: flag off, patient not allowed, malformed patient id); the success rate is over all of them and null before the first. The mean latency is over the writes sent to the EHR (failed ones too) and null before the first.',
         response: { 200: Envelope(EpicMetrics) },
       },
     },

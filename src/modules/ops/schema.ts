@@ -5,8 +5,10 @@ import { Flag, FlagName } from '../flags/schema.js';
 
 const Count = Type.Integer({ minimum: 0 });
 const Timestamp = Type.String({ format: 'date-time' });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) =>
-  Type.Union([t, Type.Null()]);
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(
+  t: T,
+  options?: { description: string },
+) => Type.Union([t, Type.Null()], options);
 
 const BreakerState = Type.Union(
   [Type.Literal('CLOSED'), Type.Literal('OPEN'), Type.Literal('HALF_OPEN'), Type.Null()],
@@ -56,14 +58,35 @@ export const VoiceHealth = Type.Object({
   checked_at: Timestamp,
 });
 
+const LlmHealth = Type.Object({
+  ...ProviderHealth.properties,
+  provider: Type.String(),
+  model: Type.String(),
+  kind: Nullable(Type.Union([Type.Literal('remote'), Type.Literal('in_process')]), {
+    description:
+      '`remote`: an endpoint answered the probe; `in_process`: the offline model ran it here; null when the probe got no answer',
+  }),
+  probe: Nullable(Type.String(), {
+    description: 'What the probe does (`GET /models`, or a fixed question answered in-process)',
+  }),
+  latency_ms: Nullable(Type.Integer({ minimum: 0 }), {
+    description: 'How long the probe took; null when it got no answer in time',
+  }),
+  checked_at: Timestamp,
+  model_listed: Nullable(Type.Boolean(), {
+    description: 'Whether the endpoint lists `model`; null when not known (in-process, or no list)',
+  }),
+  last_error: Nullable(Type.String(), {
+    description:
+      'Why the latest probe that was not `ok` was not, kept after recovery; null if none since start',
+  }),
+  last_error_at: Nullable(Timestamp),
+});
+
 export const ProviderStatus = Type.Object({
   providers: Type.Object({
     ehr: EhrHealth,
-    llm: Type.Object({
-      ...ProviderHealth.properties,
-      provider: Type.String(),
-      model: Type.String(),
-    }),
+    llm: LlmHealth,
     stt: Type.Object({ ...ProviderHealth.properties, provider: Type.String() }),
     tts: Type.Object({ ...ProviderHealth.properties, provider: Type.String() }),
     emotion: ProviderHealth,
@@ -79,6 +102,10 @@ export const EpicStatus = Type.Object({
   circuit_breaker: Type.Object({
     state: BreakerState,
     half_open_after_ms: Type.Integer(),
+    probe_interval_ms: Type.Integer({
+      description: 'Between probes of the FHIR server while the breaker is half-open',
+    }),
+    probe_successes: Type.Integer({ description: 'Successful probes in a row that close it' }),
   }),
   base_url: Nullable(Type.String({ description: 'The FHIR server, without credentials' })),
   auth: Nullable(Type.Union([Type.Literal('bearer'), Type.Literal('smart')])),
@@ -90,6 +117,17 @@ export const EpicMetrics = Type.Object({
   write_requests: Count,
   write_success_rate: Nullable(Type.Number({ minimum: 0, maximum: 1 })),
   avg_write_latency_ms: Nullable(Type.Number({ minimum: 0 })),
+  write_refused: Type.Object(
+    {
+      flag_off: Count,
+      patient_not_allowed: Count,
+      invalid_input: Count,
+    },
+    {
+      description:
+        'Write requests refused before anything was sent to the EHR, by reason (counted in write_requests, never successes)',
+    },
+  ),
 });
 
 export const FeatureUpdate = Type.Object(

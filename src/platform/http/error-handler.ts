@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import { AppError, type ErrorCode } from '../../errors.js';
+import type { Outages } from '../outages.js';
 import { errorBody } from './envelope.js';
 import { sendAfterBody } from './drain.js';
 import { fieldErrors } from './validation.js';
@@ -62,10 +63,12 @@ function otherStatus(status: number | undefined): AppError {
     : new AppError(code, reason);
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, outages: Outages): void {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const appErr = toAppError(err);
-    if (appErr.status >= 500) {
+    // A lost dependency: 503 with Retry-After, counted and logged once per outage, not per request.
+    const refused = outages.refusal(err);
+    const appErr = refused ?? toAppError(err);
+    if (refused === undefined && appErr.status >= 500) {
       // Logged with the request id; the client sees only the code and a generic message.
       request.log.error({ err, reqId: request.id }, 'request failed');
     }

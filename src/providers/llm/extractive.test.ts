@@ -126,18 +126,13 @@ describe('ExtractiveProvider: answers from passages', () => {
     expect(textOf(await collect(provider, ask('What is the BP target?', [])))).toBe(NO_ANSWER);
   });
 
-  it('streams in several deltas, then word counts, then done; the same every time', async () => {
+  it('streams in several deltas, then done, and no usage (it has no tokens); the same every time', async () => {
     const req = ask('How much salt per day should someone with hypertension eat?', [LIFESTYLE]);
     const events = await collect(provider, req);
     const types = events.map((e) => e.type);
     expect(types.filter((t) => t === 'text_delta').length).toBeGreaterThan(1);
-    expect(types.slice(-2)).toEqual(['usage', 'done']);
-    const usage = events.find((e) => e.type === 'usage');
-    expect(usage).toEqual({
-      type: 'usage',
-      inputTokens: 10 + LIFESTYLE.text.split(' ').length,
-      outputTokens: textOf(events).split(' ').length,
-    });
+    expect(types.at(-1)).toBe('done');
+    expect(types).not.toContain('usage');
     expect(await collect(provider, req)).toEqual(events);
   });
 
@@ -153,7 +148,7 @@ describe('ExtractiveProvider: the calculator tool', () => {
 
   it('calls medical_calculator for a plain calculator request', async () => {
     const events = await collect(provider, ask('BMI for 80 kg and 1.80 m', [LIFESTYLE]));
-    expect(events.map((e) => e.type)).toEqual(['tool_call', 'usage', 'done']);
+    expect(events.map((e) => e.type)).toEqual(['tool_call', 'done']);
     const [call] = events;
     expect(call).toMatchObject({
       type: 'tool_call',

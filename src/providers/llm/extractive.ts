@@ -6,13 +6,15 @@ import {
 } from '../../modules/chat/tools/calculator/index.js';
 import { chooseSentences, DEFAULT_TUNING, type ExtractiveTuning } from './extractive-answer.js';
 import { ehrAnswer, ehrAsks } from './extractive-ehr.js';
-import type {
-  LlmEvent,
-  LlmMessage,
-  LlmProvider,
-  LlmRequest,
-  LlmStreamOptions,
-  LlmToolCall,
+import {
+  ProviderError,
+  type LlmEvent,
+  type LlmMessage,
+  type LlmProbeResult,
+  type LlmProvider,
+  type LlmRequest,
+  type LlmStreamOptions,
+  type LlmToolCall,
 } from './types.js';
 
 export const CALCULATOR_TOOL = 'medical_calculator';
@@ -29,10 +31,32 @@ export interface ExtractiveOptions {
   calculator?: CalculatorText;
 }
 
+/**
+ * The health probe's question and passage: a healthy model quotes the passage with its `[1]`.
+ * Nothing of the knowledge base is read; the probe measures this model's own code and how promptly
+ * the event loop lets it stream.
+ */
+const PROBE_REQUEST: LlmRequest = {
+  messages: [{ role: 'user', content: 'What dose should metformin start at?' }],
+  passages: [
+    {
+      n: 1,
+      chunkId: 'probe',
+      documentId: 'probe',
+      docKey: 'probe',
+      title: 'Probe',
+      version: 1,
+      page: null,
+      heading: null,
+      text: 'Start metformin at 500 mg once daily with the evening meal.',
+      score: 1,
+    },
+  ],
+  tools: [],
+};
+
 /** Words per `text_delta` event. */
 const WORDS_PER_DELTA = 6;
-
-const words = (text: string) => text.split(/\s+/).filter((w) => w !== '').length;
 
 /**
  * The offline default model. It writes nothing of its own about medicine: an answer is a few
@@ -42,8 +66,9 @@ const words = (text: string) => text.split(/\s+/).filter((w) => w !== '').length
  * `medical_calculator` tool, and the tool's answer a sentence stating its result; a clinician's
  * question about a patient ("medications of patient pat-1", "record heart rate 72 for patient
  * pat-1") calls the EHR tools, and their answers become sentences stating what they returned
- * (extractive-ehr.ts). Deterministic, apart from tool call ids. `usage` counts words, not tokens:
- * there is no tokenizer here.
+ * (extractive-ehr.ts). Deterministic, apart from tool call ids. It emits no `usage`: it has no
+ * tokenizer and spends no tokens of a paid model, and a word count passed off as tokens would be
+ * an invented figure in the stored answers and `llm_tokens_total` (issue 22 item 6).
  */
 export class ExtractiveProvider implements LlmProvider {
   readonly name = 'extractive';
@@ -70,21 +95,30 @@ export class ExtractiveProvider implements LlmProvider {
     }
   }
 
+  /** Answers a fixed question from a fixed passage, streamed like any answer. */
+  async probe(options: LlmStreamOptions): Promise<LlmProbeResult> {
+    let text = '';
+    for await (const event of this.stream(PROBE_REQUEST, options)) {
+      if (event.type === 'text_delta') text += event.text;
+    }
+    if (!text.includes('[1]')) {
+      throw new ProviderError(this.name, 'the in-process model did not answer its fixed question', {
+        retryable: false,
+      });
+    }
+    return { kind: 'in_process', probe: 'a fixed question answered from a fixed passage' };
+  }
+
   private events(request: LlmRequest): LlmEvent[] {
-    const inputTokens = inputWords(request);
     const calls = this.toolCalls(request);
     if (calls.length > 0) {
-      const outputTokens = words(JSON.stringify(calls.map((c) => c.arguments)));
       return [
         ...calls.map((call) => ({ type: 'tool_call' as const, call })),
-        { type: 'usage', inputTokens, outputTokens },
         { type: 'done', finishReason: 'tool_calls' },
       ];
     }
-    const answer = this.answer(request);
     return [
-      ...deltas(answer).map((text) => ({ type: 'text_delta' as const, text })),
-      { type: 'usage', inputTokens, outputTokens: words(answer) },
+      ...deltas(this.answer(request)).map((text) => ({ type: 'text_delta' as const, text })),
       { type: 'done', finishReason: 'stop' },
     ];
   }
@@ -155,12 +189,6 @@ function lastQuestion(messages: readonly LlmMessage[]): string {
     if (m?.role === 'user') return m.content;
   }
   return '';
-}
-
-/** What the model read, in words: the messages and the passages. */
-function inputWords(request: LlmRequest): number {
-  const messages = request.messages.reduce((sum, m) => sum + words(m.content), 0);
-  return messages + request.passages.reduce((sum, p) => sum + words(p.text), 0);
 }
 
 /** The answer in pieces of a few words, each but the last with its trailing space. */

@@ -55,6 +55,21 @@ describe('ChunkAssembler', () => {
     ]);
   });
 
+  it.each([
+    ['a negative count', { prompt_tokens: -1, completion_tokens: 3 }],
+    ['a fraction', { prompt_tokens: 5, completion_tokens: 1.5 }],
+    ['a string', { prompt_tokens: '5', completion_tokens: 3 }],
+    ['a missing count', { prompt_tokens: 5 }],
+  ])('leaves out usage with %s, keeping the last good one', (_case, bad) => {
+    const events = run([
+      chunk({ content: 'a' }, null, usage(5, 1)),
+      chunk({ content: 'b' }, 'stop', bad as unknown as Chunk['usage']),
+    ]);
+    expect(events.filter((e) => e.type === 'usage')).toEqual([
+      { type: 'usage', inputTokens: 5, outputTokens: 1 },
+    ]);
+  });
+
   it('passes a refusal through as text', () => {
     expect(run([chunk({ refusal: 'I cannot help.' }, 'stop')])[0]).toEqual({
       type: 'text_delta',

@@ -13,7 +13,7 @@ import { ProviderError, type LlmEvent, type LlmToolCall } from './types.js';
  *   reads the refusal and can try again. The raw text is never kept in the event (it may be long).
  * - `usage` may come on its own chunk after the finish (`stream_options.include_usage`), on every
  *   chunk (vLLM's continuous usage), or never (servers that ignore the option); the last one seen
- *   is emitted once, just before `done`.
+ *   is emitted once, just before `done`. Counts that are not non-negative integers are dropped.
  */
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -40,10 +40,12 @@ export class ChunkAssembler {
   push(chunk: Chunk): LlmEvent[] {
     const usage = (chunk as { usage?: Chunk['usage'] }).usage;
     if (usage !== undefined && usage !== null) {
-      this.#usage = {
-        inputTokens: usage.prompt_tokens,
-        outputTokens: usage.completion_tokens,
-      };
+      const inputTokens = tokenCount(usage.prompt_tokens);
+      const outputTokens = tokenCount(usage.completion_tokens);
+      // A count that is not a whole number of tokens is not a count: that usage is left out.
+      if (inputTokens !== undefined && outputTokens !== undefined) {
+        this.#usage = { inputTokens, outputTokens };
+      }
     }
     const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
     const choice = choices.find((c) => c.index === 0) ?? choices[0];
@@ -103,6 +105,10 @@ export class ChunkAssembler {
     if (typeof fn?.name === 'string' && fn.name !== '' && call.name === '') call.name = fn.name;
     if (typeof fn?.arguments === 'string') call.arguments += fn.arguments;
   }
+}
+
+function tokenCount(value: unknown): number | undefined {
+  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : undefined;
 }
 
 function completeCall(call: PartialCall): LlmToolCall {

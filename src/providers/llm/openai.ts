@@ -1,11 +1,19 @@
 import type OpenAI from 'openai';
-import { APIError, APIUserAbortError } from 'openai';
+import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { openAiClient } from '../openai-client.js';
+import { knownFailure } from '../openai-errors.js';
 import { Watchdog } from '../watchdog.js';
 import { ChunkAssembler } from './openai-chunks.js';
 import { timedOut, toProviderError } from './openai-errors.js';
 import { buildMessages, buildTools } from './prompt.js';
-import type { LlmEvent, LlmProvider, LlmRequest, LlmStreamOptions } from './types.js';
+import {
+  ProviderError,
+  type LlmEvent,
+  type LlmProbeResult,
+  type LlmProvider,
+  type LlmRequest,
+  type LlmStreamOptions,
+} from './types.js';
 
 /**
  * Any OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp
@@ -21,6 +29,8 @@ import type { LlmEvent, LlmProvider, LlmRequest, LlmStreamOptions } from './type
  *   reason (an AbortError unless the caller gave another), never a ProviderError.
  * - A server that refuses `stream_options` (HTTP 400 naming it) is asked once more without it,
  *   and this instance stops sending it.
+ * - `probe` lists the endpoint's models (GET {baseUrl}/models, same key), which every compatible
+ *   server answers without running a model: the health check of the operator port.
  */
 
 export interface OpenAiLlmOptions {
@@ -91,6 +101,29 @@ export class OpenAiLlmProvider implements LlmProvider {
     }
   }
 
+  async probe(options: LlmStreamOptions): Promise<LlmProbeResult> {
+    const { signal } = options;
+    signal.throwIfAborted();
+    let page;
+    let status;
+    try {
+      const listed = await this.#client.models.list({ signal }).withResponse();
+      page = listed.data;
+      status = listed.response.status;
+    } catch (error) {
+      if (signal.aborted || error instanceof APIUserAbortError) throw abortReason(signal);
+      throw probeFailure(error, this.#apiKey);
+    }
+    if (page.object !== 'list' || !Array.isArray(page.data)) {
+      throw new ProviderError(PROVIDER, 'GET /models answered, but not with a list of models', {
+        retryable: false,
+        status,
+      });
+    }
+    const modelListed = page.data.some((m) => (m as { id?: unknown }).id === this.model);
+    return { kind: 'remote', probe: 'GET /models', modelListed };
+  }
+
   async #open(request: LlmRequest, watchdog: Watchdog): Promise<AsyncIterable<Chunk>> {
     watchdog.arm();
     try {
@@ -126,6 +159,34 @@ export class OpenAiLlmProvider implements LlmProvider {
     }
     return toProviderError(error, this.#apiKey);
   }
+}
+
+const PROVIDER = 'openai';
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** The listing's failure as a ProviderError; an unreachable endpoint says why (e.g. ECONNREFUSED). */
+function probeFailure(error: unknown, apiKey: string): ProviderError {
+  const known = knownFailure(error, apiKey, 'model listing');
+  if (known === undefined) {
+    return new ProviderError(PROVIDER, 'GET /models failed: the answer could not be read', {
+      retryable: false,
+    });
+  }
+  const code = error instanceof APIConnectionError ? errorCode(error) : undefined;
+  if (code === undefined) return known;
+  return new ProviderError(PROVIDER, `${known.message} (${code})`, { retryable: known.retryable });
+}
+
+/** A system error code (ECONNREFUSED, ENOTFOUND, …) somewhere in the error's causes. */
+function errorCode(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
+  }
+  return undefined;
 }
 
 function refusedStreamOptions(error: unknown): boolean {

@@ -54,11 +54,22 @@ export interface LlmRequest {
 export type LlmEvent =
   | { type: 'text_delta'; text: string }
   | { type: 'tool_call'; call: LlmToolCall }
+  /** Tokens the backend counted for this call (non-negative integers); at most once, before `done`. */
   | { type: 'usage'; inputTokens: number; outputTokens: number }
   | { type: 'done'; finishReason: 'stop' | 'tool_calls' | 'length' };
 
 export interface LlmStreamOptions {
   signal: AbortSignal;
+}
+
+/** What a health probe of the model's backend checked, when it answered (issue 22 item 7). */
+export interface LlmProbeResult {
+  /** `remote`: an HTTP endpoint answered; `in_process`: the model ran here. */
+  kind: 'remote' | 'in_process';
+  /** What the probe did, in a few words (e.g. `GET /models`). */
+  probe: string;
+  /** Whether the endpoint's model list names the configured model; undefined when not known. */
+  modelListed?: boolean;
 }
 
 export interface LlmProvider {
@@ -67,6 +78,12 @@ export interface LlmProvider {
   /** The model in use (e.g. `gpt-4o-mini`, `extractive-1`). */
   readonly model: string;
   stream(request: LlmRequest, options: LlmStreamOptions): AsyncIterable<LlmEvent>;
+  /**
+   * Checks that the backend answers, cheaply and without generating an answer for anyone; stops
+   * when the signal aborts (throwing its reason). Throws a ProviderError when the backend failed
+   * (with its HTTP status when it answered one). A provider without it is reported `unknown`.
+   */
+  probe?(options: LlmStreamOptions): Promise<LlmProbeResult>;
 }
 
 /**
