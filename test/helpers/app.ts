@@ -28,10 +28,10 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   now?: () => Date;
   /**
-   * Share a database URL, Redis prefix and DATA_DIR (the local file store) with another instance:
-   * two instances of one deployment, as docs/operations.md asks (a shared file store).
+   * Share a database URL, Redis prefix and (when given) DATA_DIR, the local file store, with another
+   * instance: two instances of one deployment share a file store (docs/operations.md).
    */
-  shared?: { databaseUrl: string; redisPrefix: string; dataDir: string };
+  shared?: { databaseUrl: string; redisPrefix: string; dataDir?: string };
   /** Run hooks before `ready()`, e.g. to add a test route. */
   beforeReady?: (app: App) => void;
   /** A language model other than the configured one. */
