@@ -115,6 +115,9 @@ class TimedVectors implements VectorStore {
   probe() {
     return this.inner.probe();
   }
+  close() {
+    return this.inner.close();
+  }
 }
 
 /**

@@ -61,7 +61,7 @@ async function startWorker(config: Config, url: string, log: Logger) {
   });
   await runMigrations(database);
   const embeddings = createEmbeddings(config.embeddings);
-  const vectors = vectorStoreFor(config, database.db);
+  const vectors = vectorStoreFor(config, database.db, log);
   await vectors.ensureReady(embeddings.dimensions, embeddings.model);
   const invalidation = searchCacheInvalidation(config, log);
   const indexing = createIndexing(config, {

@@ -115,7 +115,7 @@ export class SearchService {
     const prepared = prepare(query);
     const [lexical, dense] = await Promise.all([
       this.lexicalIndex.search(query, this.tuning.candidates, options.category, signal),
-      this.denseRanking(prepared.dense, options.category),
+      this.denseRanking(prepared.dense, options.category, signal),
     ]);
     signal?.throwIfAborted();
     const { rrfK, weights } = this.tuning;
@@ -154,12 +154,17 @@ export class SearchService {
     return this.denseRanking(prepare(query).dense, category);
   }
 
-  private async denseRanking(text: string, category: string | undefined): Promise<string[]> {
+  private async denseRanking(
+    text: string,
+    category: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<string[]> {
     const [vector] = await this.embeddings.embed([text]);
     if (vector === undefined) return [];
     // Cheap once ready; before this process has indexed anything the store is not, and would throw.
     await this.vectors.ensureReady(this.embeddings.dimensions, this.embeddings.model);
-    const hits = await this.vectors.search(vector, { limit: this.tuning.candidates, category });
+    const limit = this.tuning.candidates;
+    const hits = await this.vectors.search(vector, { limit, category, signal });
     return hits.map((h) => h.id);
   }
 

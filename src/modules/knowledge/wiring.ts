@@ -52,7 +52,7 @@ export async function createKnowledge(
 ): Promise<Knowledge> {
   const db = database.db;
   const embeddings = createEmbeddings(config.embeddings);
-  const vectors = vectorStoreFor(config, db);
+  const vectors = vectorStoreFor(config, db, log);
   const states = jobStateCounter(kbJobs);
   const lexical = new LexicalIndex(db, { log });
   const invalidate = searchInvalidator(cache, log);
@@ -98,6 +98,7 @@ export async function createKnowledge(
     close: async () => {
       await indexing.close();
       await lexical.close();
+      await vectors.close();
     },
   };
 }
@@ -199,8 +200,15 @@ async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> 
 }
 
 /** Qdrant when configured, else the index embedded in the database. */
-export function vectorStoreFor(config: Config, db: Db): VectorStore {
+export function vectorStoreFor(config: Config, db: Db, log: Logger): VectorStore {
   return config.qdrant === undefined
-    ? createVectorStore({ kind: 'embedded', db, maxStalenessMs: config.vectorIndexMaxStalenessMs })
+    ? createVectorStore({
+        kind: 'embedded',
+        db,
+        maxStalenessMs: config.vectorIndexMaxStalenessMs,
+        onThreadEnded: (err) => {
+          log.error({ err }, 'dense index thread ended; the next search loads the copy again');
+        },
+      })
     : createVectorStore({ kind: 'qdrant', ...config.qdrant });
 }

@@ -1,17 +1,17 @@
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../../db/client.js';
-import { DenseIndex } from './dense-index.js';
+import { ThreadCalls } from '../../platform/thread-calls.js';
+import type { DenseRemoval, FromDenseThread, ToDenseThread } from './dense-protocol.js';
 import {
   kbVectorsRepo,
   type LoadCursor,
   type NewVectorRow,
-  type StoredVectorRow,
   type VectorState,
 } from './embedded-repo.js';
 import { VectorStoreError } from './errors.js';
 import { MAX_DIMENSIONS } from './int8-kernel.js';
 import type { VectorHit, VectorPoint, VectorStore } from './types.js';
-import { decodeVectorInto, encodeVector } from './vector-codec.js';
+import { encodeVector } from './vector-codec.js';
 
 export interface EmbeddedVectorStoreOptions {
   /**
@@ -29,6 +29,8 @@ export interface EmbeddedVectorStoreOptions {
   preload?: boolean;
   /** Monotonic milliseconds (tests). */
   now?: () => number;
+  /** Told when the copy's thread ends unexpectedly (the next search loads the copy again). */
+  onThreadEnded?: (error: Error) => void;
 }
 
 interface Ready {
@@ -38,7 +40,9 @@ interface Ready {
 
 /**
  * The default vector store: vectors persisted in kb_vectors (PostgreSQL or PGlite, no extension),
- * searched in process over an in-memory copy (see DenseIndex).
+ * searched in process over an in-memory copy (see DenseIndex) held by a worker thread of this
+ * instance (dense-thread.ts): the scan of every vector and the decoding of loaded rows never run on
+ * the thread that answers HTTP and the sockets.
  *
  * Instances sharing a database stay in step through kb_vector_state: a search first catches up
  * when its copy is older than `maxStalenessMs` (or behind this instance's own last write),
@@ -52,7 +56,9 @@ interface Ready {
 export class EmbeddedVectorStore implements VectorStore {
   readonly kind = 'embedded' as const;
   private ready: Ready | undefined;
-  private index: DenseIndex | undefined;
+  private readonly thread: ThreadCalls<ToDenseThread, FromDenseThread>;
+  /** The thread holds a live copy (one may be built aside meanwhile). */
+  private hasCopy = false;
   private loadedSeq = 0;
   /** -1: nothing loaded yet. */
   private loadedEpoch = -1;
@@ -74,6 +80,18 @@ export class EmbeddedVectorStore implements VectorStore {
     this.pageSize = options.pageSize ?? 5000;
     this.preload = options.preload ?? false;
     this.now = options.now ?? (() => performance.now());
+    this.thread = new ThreadCalls({
+      base: import.meta.url,
+      entry: 'dense-thread',
+      label: 'dense index',
+      onEnded: (err, closing) => {
+        // The copy went with the thread: the next search starts another and loads it again.
+        this.hasCopy = false;
+        this.loadedEpoch = -1;
+        this.loadedSeq = 0;
+        if (!closing) options.onThreadEnded?.(err);
+      },
+    });
   }
 
   async ensureReady(dimensions: number, model: string): Promise<void> {
@@ -82,12 +100,12 @@ export class EmbeddedVectorStore implements VectorStore {
     }
     if (this.ready?.model !== model || this.ready.dimensions !== dimensions) {
       await kbVectorsRepo.probe(this.db);
-      await this.exclusive(() => {
+      await this.exclusive(async () => {
         this.ready = { model, dimensions };
-        this.index = undefined;
+        if (this.hasCopy) await this.thread.call({ type: 'drop' });
+        this.hasCopy = false;
         this.loadedEpoch = -1;
         this.loadedSeq = 0;
-        return Promise.resolve();
       });
     }
     if (this.preload) await this.refresh();
@@ -108,11 +126,18 @@ export class EmbeddedVectorStore implements VectorStore {
 
   async search(
     vector: Float32Array,
-    options: { limit: number; category?: string | undefined },
+    options: { limit: number; category?: string | undefined; signal?: AbortSignal | undefined },
   ): Promise<VectorHit[]> {
     this.checkDimensions(vector, this.requireReady().dimensions);
+    options.signal?.throwIfAborted();
     await this.refresh();
-    return this.index?.search(vector, options.limit, options.category) ?? [];
+    if (!this.hasCopy) return [];
+    const { limit, category, signal } = options;
+    const answer = await this.thread.call(
+      { type: 'search', query: vector, limit, category: category ?? null },
+      signal,
+    );
+    return answer.type === 'found' ? answer.hits : [];
   }
 
   deleteByDocument(documentId: string, options: { exceptJobId?: string } = {}): Promise<void> {
@@ -120,7 +145,7 @@ export class EmbeddedVectorStore implements VectorStore {
     return this.exclusive(async () => {
       const state = await kbVectorsRepo.deleteByDocument(this.db, documentId, exceptJobId);
       // Also when the database had none (a cascade got there first): the copy may still hold them.
-      this.index?.removeWhere((e) => e.documentId === documentId && e.jobId !== exceptJobId);
+      await this.removeFromCopy({ documentId, exceptJobId: exceptJobId ?? null });
       this.ownDeleteApplied(state);
     });
   }
@@ -128,13 +153,23 @@ export class EmbeddedVectorStore implements VectorStore {
   deleteByJob(jobId: string): Promise<void> {
     return this.exclusive(async () => {
       const state = await kbVectorsRepo.deleteByJob(this.db, jobId);
-      this.index?.removeWhere((e) => e.jobId === jobId);
+      await this.removeFromCopy({ jobId });
       this.ownDeleteApplied(state);
     });
   }
 
   probe(): Promise<void> {
     return kbVectorsRepo.probe(this.db);
+  }
+
+  /** Ends the copy's thread (after any load or delete under way). */
+  async close(): Promise<void> {
+    await this.queue;
+    await this.thread.close();
+  }
+
+  private async removeFromCopy(removal: DenseRemoval): Promise<void> {
+    if (this.hasCopy) await this.thread.call({ type: 'remove', removal });
   }
 
   /**
@@ -160,24 +195,34 @@ export class EmbeddedVectorStore implements VectorStore {
     const { model, dimensions } = this.requireReady();
     const startedAt = this.now();
     const state = await kbVectorsRepo.readState(this.db);
-    if (this.index === undefined || state.epoch !== this.loadedEpoch) {
+    if (!this.hasCopy || state.epoch !== this.loadedEpoch) {
       // Built aside and swapped in: searches meanwhile keep using the previous copy.
-      const index = new DenseIndex(dimensions);
-      await this.load(index, model, { afterSeq: 0, upToSeq: state.seq });
-      this.index = index;
+      await this.thread.call({ type: 'build-begin', dimensions });
+      await this.load(true, model, { afterSeq: 0, upToSeq: state.seq });
+      await this.thread.call({ type: 'build-commit' });
+      this.hasCopy = true;
       this.loadedEpoch = state.epoch;
     } else if (state.seq > this.loadedSeq) {
-      await this.load(this.index, model, { afterSeq: this.loadedSeq, upToSeq: state.seq });
+      await this.load(false, model, { afterSeq: this.loadedSeq, upToSeq: state.seq });
     }
     this.loadedSeq = state.seq;
     this.checkedAt = startedAt;
   }
 
-  private async load(index: DenseIndex, model: string, from: LoadCursor): Promise<void> {
-    const scratch = new Float32Array(index.dimensions);
+  /** Sends the model's rows in `from` to the thread's copy (`aside`: the one being built). */
+  private async load(aside: boolean, model: string, from: LoadCursor): Promise<void> {
     for (let cursor = from; ;) {
       const rows = await kbVectorsRepo.loadPage(this.db, model, cursor, this.pageSize);
-      for (const row of rows) addRow(index, row, scratch);
+      if (rows.length > 0) {
+        const denseRows = rows.map(({ chunkId, documentId, jobId, category, embeddingBase64 }) => ({
+          id: chunkId,
+          documentId,
+          jobId,
+          category,
+          embeddingBase64,
+        }));
+        await this.thread.call({ type: 'rows', aside, rows: denseRows });
+      }
       const last = rows.at(-1);
       if (last === undefined || rows.length < this.pageSize) return;
       cursor = { afterSeq: last.seq, afterChunkId: last.chunkId, upToSeq: from.upToSeq };
@@ -212,11 +257,4 @@ export class EmbeddedVectorStore implements VectorStore {
     this.queue = run.catch(() => undefined);
     return run;
   }
-}
-
-function addRow(index: DenseIndex, row: StoredVectorRow, scratch: Float32Array): void {
-  // PostgreSQL wraps base64 lines; Node's decoder skips the line breaks.
-  if (!decodeVectorInto(Buffer.from(row.embeddingBase64, 'base64'), scratch)) return;
-  const { chunkId: id, documentId, jobId, category } = row;
-  index.set({ id, documentId, jobId, category }, scratch);
 }

@@ -84,8 +84,9 @@ export class QdrantVectorStore implements VectorStore {
 
   async search(
     vector: Float32Array,
-    options: { limit: number; category?: string | undefined },
+    options: { limit: number; category?: string | undefined; signal?: AbortSignal | undefined },
   ): Promise<VectorHit[]> {
+    options.signal?.throwIfAborted();
     const { name, dimensions } = this.requireCollection();
     checkLength(vector, dimensions);
     if (options.limit <= 0) return [];
@@ -131,6 +132,11 @@ export class QdrantVectorStore implements VectorStore {
     const { exists } = await this.call('probe', () => this.client.collectionExists(name));
     if (!exists)
       throw new VectorStoreError('qdrant', `Qdrant collection ${name} is missing`, false);
+  }
+
+  /** Nothing held in process: the client's HTTP connections close on their own. */
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 
   private async createCollection(name: string, dimensions: number): Promise<void> {

@@ -30,9 +30,10 @@ export interface VectorStore {
   /** Creates what the store needs for vectors of this size and model (idempotent). */
   ensureReady(dimensions: number, model: string): Promise<void>;
   upsert(points: readonly VectorPoint[]): Promise<void>;
+  /** `signal`: the caller gave up; the search may end early with the signal's reason. */
   search(
     vector: Float32Array,
-    options: { limit: number; category?: string | undefined },
+    options: { limit: number; category?: string | undefined; signal?: AbortSignal | undefined },
   ): Promise<VectorHit[]>;
   /** Removes a document's vectors, except those written by `exceptJobId` when given. */
   deleteByDocument(documentId: string, options?: { exceptJobId?: string }): Promise<void>;
@@ -40,4 +41,6 @@ export interface VectorStore {
   deleteByJob(jobId: string): Promise<void>;
   /** Throws when the store cannot be used (the /ready `qdrant` check). */
   probe(): Promise<void>;
+  /** Releases what the store holds in this process (the embedded store's thread). */
+  close(): Promise<void>;
 }

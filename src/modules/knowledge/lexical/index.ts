@@ -1,8 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import type { Worker } from 'node:worker_threads';
 import type { Db } from '../../../db/client.js';
 import type { Logger } from '../../../platform/logger.js';
-import { startThread } from '../../../platform/threads.js';
+import { ThreadCalls, type WithoutId } from '../../../platform/thread-calls.js';
 import type { FromLexicalThread, LexicalState, ToLexicalThread } from './protocol.js';
 import { lexicalRepo } from './repo.js';
 
@@ -21,12 +20,7 @@ export interface LexicalIndexOptions {
   now?: () => number;
 }
 
-/** Distributes ToLexicalThread over its variants, so that `id` can be left out of each. */
-type Request = ToLexicalThread extends infer M
-  ? M extends { id: number }
-    ? Omit<M, 'id'>
-    : never
-  : never;
+type Request = WithoutId<ToLexicalThread>;
 
 /** The thread's heap: the index of 200,000 chunks holds about 150 MB, a build twice that. */
 const THREAD_HEAP_MB = 2048;
@@ -44,12 +38,7 @@ const THREAD_HEAP_MB = 2048;
  * against the database.
  */
 export class LexicalIndex {
-  private worker: Worker | undefined;
-  private readonly calls = new Map<
-    number,
-    { resolve: (m: FromLexicalThread) => void; reject: (e: Error) => void }
-  >();
-  private nextId = 0;
+  private readonly thread: ThreadCalls<ToLexicalThread, FromLexicalThread>;
   /** -1: nothing built yet. */
   private loadedSeq = -1;
   private checkedAt = -Infinity;
@@ -57,7 +46,6 @@ export class LexicalIndex {
   private ownChange = false;
   private refreshing: Promise<void> | undefined;
   private lastState: LexicalState | undefined;
-  private closed = false;
   private readonly maxStalenessMs: number;
   private readonly pageSize: number;
   private readonly changesPerPage: number;
@@ -71,6 +59,18 @@ export class LexicalIndex {
     this.pageSize = options.pageSize ?? 2000;
     this.changesPerPage = options.changesPerPage ?? 500;
     this.now = options.now ?? (() => performance.now());
+    this.thread = new ThreadCalls({
+      base: import.meta.url,
+      entry: 'thread',
+      label: 'lexical index',
+      workerOptions: { resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } },
+      onEnded: (err, closing) => {
+        // The index went with the thread: the next search starts another and builds it again.
+        this.loadedSeq = -1;
+        this.lastState = undefined;
+        if (!closing) this.options.log.error({ err }, 'lexical index thread ended');
+      },
+    });
   }
 
   /** The best `k` chunk ids by BM25 for the question, best first. */
@@ -114,11 +114,8 @@ export class LexicalIndex {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     await this.refreshing?.catch(() => undefined);
-    const worker = this.worker;
-    this.worker = undefined;
-    await worker?.terminate();
+    await this.thread.close();
   }
 
   private async refresh(): Promise<void> {
@@ -195,60 +192,9 @@ export class LexicalIndex {
     }
   }
 
-  private call(request: Request, signal?: AbortSignal): Promise<FromLexicalThread> {
-    const worker = this.thread();
-    const id = ++this.nextId;
-    return new Promise<FromLexicalThread>((resolve, reject) => {
-      // A search given up on is answered at once; the thread's few milliseconds on it are not
-      // worth a way to stop it.
-      const onAbort = () => {
-        this.calls.delete(id);
-        reject(signal?.reason instanceof Error ? signal.reason : new Error('search aborted'));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.calls.set(id, {
-        resolve: (answer) => {
-          signal?.removeEventListener('abort', onAbort);
-          if (answer.type === 'done') this.lastState = answer.state;
-          if (answer.type === 'failed') reject(new Error(`lexical index: ${answer.message}`));
-          else resolve(answer);
-        },
-        reject: (error) => {
-          signal?.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      });
-      worker.postMessage({ ...request, id });
-    });
-  }
-
-  private thread(): Worker {
-    if (this.closed) throw new Error('lexical index closed');
-    if (this.worker !== undefined) return this.worker;
-    const worker = startThread(import.meta.url, 'thread', {
-      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
-    });
-    worker.unref();
-    worker.on('message', (answer: FromLexicalThread) => {
-      const call = this.calls.get(answer.id);
-      this.calls.delete(answer.id);
-      call?.resolve(answer);
-    });
-    const ended = (error: Error) => {
-      if (this.worker !== worker) return;
-      // The index went with the thread: the next search starts another and builds it again.
-      this.worker = undefined;
-      this.loadedSeq = -1;
-      this.lastState = undefined;
-      for (const call of this.calls.values()) call.reject(error);
-      this.calls.clear();
-      if (!this.closed) this.options.log.error({ err: error }, 'lexical index thread ended');
-    };
-    worker.on('error', ended);
-    worker.on('exit', (code) => {
-      ended(new Error(`lexical index thread exited with ${String(code)}`));
-    });
-    this.worker = worker;
-    return worker;
+  private async call(request: Request, signal?: AbortSignal) {
+    const answer = await this.thread.call(request, signal);
+    if (answer.type === 'done') this.lastState = answer.state;
+    return answer;
   }
 }

@@ -1,6 +1,6 @@
 import { getHeapStatistics } from 'node:v8';
-import { parentPort } from 'node:worker_threads';
 import { analyse, queryTerms } from './analysis.js';
+import { serveThread } from '../../../platform/thread-calls.js';
 import type { FromLexicalThread, LexicalState, ToLexicalThread } from './protocol.js';
 import type { LexicalRow } from './repo.js';
 import { LexicalSegments, type LexicalChunk } from './segments.js';
@@ -10,9 +10,6 @@ import { LexicalSegments, type LexicalChunk } from './segments.js';
  * from the database, applies changes, and answers searches (a question is analysed here too), so
  * that none of it runs on the thread that answers HTTP and the sockets.
  */
-
-if (parentPort === null) throw new Error('the lexical index runs only as a worker thread');
-const port = parentPort;
 
 let index = new LexicalSegments([]);
 let building: LexicalChunk[] | null = null;
@@ -78,16 +75,4 @@ function handle(message: ToLexicalThread): FromLexicalThread {
   }
 }
 
-port.on('message', (message: ToLexicalThread) => {
-  let answer: FromLexicalThread;
-  try {
-    answer = handle(message);
-  } catch (error) {
-    answer = {
-      id: message.id,
-      type: 'failed',
-      message: error instanceof Error ? error.message : String(error),
-    };
-  }
-  port.postMessage(answer);
-});
+serveThread('the lexical index', handle);
