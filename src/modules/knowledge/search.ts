@@ -40,7 +40,15 @@ export interface SearchTuning {
   rrfK: number;
   /** Each ranking's weight in the fusion: lexical, dense. */
   weights: readonly [number, number];
+  /**
+   * The statement timeout of the passages read (default PASSAGES_TIMEOUT_MS): a database that
+   * cannot answer a primary-key read in that time fails the search instead of holding it.
+   */
+  passagesTimeoutMs?: number;
 }
+
+/** A read of at most a hundred chunks by primary key takes milliseconds; this is a hang. */
+export const PASSAGES_TIMEOUT_MS = 2000;
 
 /**
  * For the offline hashed embedder, chosen on the dev questions of eval/ (see eval/README.md): its
@@ -172,9 +180,13 @@ export class SearchService {
   private async passages(ids: readonly string[], query: string) {
     if (ids.length === 0)
       return new Map<string, Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>>();
-    const rows = await queryRows<Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>>(
-      this.db,
-      sql`select c.id as "chunkId", c.document_id as "documentId", c.doc_key as "docKey",
+    const timeoutMs = Math.round(this.tuning.passagesTimeoutMs ?? PASSAGES_TIMEOUT_MS);
+    const rows = await this.db.transaction(async (tx) => {
+      // `set local`: the bound ends with this transaction, whichever pooled connection it ran on.
+      await tx.execute(sql.raw(`set local statement_timeout = ${String(timeoutMs)}`));
+      return queryRows<Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>>(
+        tx,
+        sql`select c.id as "chunkId", c.document_id as "documentId", c.doc_key as "docKey",
           d.title, c.version, c.page, c.heading, c.text,
           coalesce(ts_headline('english', c.text,
             nullif(replace(plainto_tsquery('english', ${query})::text, '&', '|'), '')::tsquery,
@@ -184,7 +196,8 @@ export class SearchService {
           ids.map((id) => sql`${id}::uuid`),
           sql`, `,
         )}) and c.active and not c.superseded and d.superseded_by is null`,
-    );
+      );
+    });
     return new Map(rows.map((r) => [r.chunkId, r]));
   }
 }
