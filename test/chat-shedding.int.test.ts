@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
-import { createUser, type TestUser } from './helpers/factories.js';
+import { bearer, createUser, dataOf, type TestUser } from './helpers/factories.js';
 import { uploadNew, waitForJob } from './helpers/knowledge.js';
+import { silence, speak } from './helpers/speech-audio.js';
 import {
   ChatClient,
   listenLocal,
@@ -19,6 +20,8 @@ import {
  */
 
 const SEARCH_MS = 1500;
+/** Searches wait for this too: the second test holds them to keep the gate full. */
+let held: Promise<void> = Promise.resolve();
 
 describe('a burst of chat turns on a slow knowledge base', () => {
   let t: TestApp;
@@ -42,6 +45,7 @@ describe('a burst of chat turns on a slow knowledge base', () => {
     const real = search.search.bind(search);
     search.search = async (...args) => {
       await sleep(SEARCH_MS);
+      await held;
       return real(...args);
     };
     port = await listenLocal(t.app);
@@ -114,5 +118,52 @@ describe('a burst of chat turns on a slow knowledge base', () => {
       expect(thread.length).toBe(refusedRefs.has(`burst-${String(i)}`) ? 0 : 2);
     }
     client.close();
+  }, 90_000);
+
+  it('refuses a spoken question too while the searches ahead would miss the deadline', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/voice/session',
+      headers: bearer(user.access),
+      payload: {},
+    });
+    const voice = dataOf<{ conversation_id: string; socket_url: string }>(res);
+    const spoken = await ChatClient.connect(port, user.access, voice.socket_url);
+    const chat = await ChatClient.connect(port, user.access);
+    // One turn alone first (as in the test above): the gate learns how long a search takes.
+    ask(chat, await newConversation(t.app, user.access), 'pace');
+    await chat.next((f) => f.type === 'message_done', 20_000);
+    let release: () => void = () => undefined;
+    held = new Promise((resolve) => {
+      release = resolve;
+    });
+    try {
+      const question = await speak('what is the first drug treatment for type two diabetes');
+      const pcm = Buffer.concat([silence(600), question, silence(1200)]);
+      for (let at = 0; at < pcm.length; at += 3200) {
+        spoken.send({ type: 'audio.input', audio: pcm.subarray(at, at + 3200).toString('base64') });
+      }
+      // The utterance has ended and is being recognised: fill the gate with chat turns now.
+      await spoken.next((f) => f.type === 'voice.state' && f.state === 'PROCESSING', 30_000);
+      const conversations = await Promise.all(
+        Array.from({ length: 5 }, () => newConversation(t.app, user.access)),
+      );
+      conversations.forEach((id, i) => {
+        ask(chat, id, `hold-${String(i)}`);
+      });
+      const refused = await spoken.next((f) => f.type === 'error', 30_000);
+      expect(refused, JSON.stringify(refused)).toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+        recoverable: true,
+      });
+      expect(String(refused.message)).toMatch(/try again in \d+ s/);
+      // Nothing of the refused spoken turn was stored.
+      expect(await storedThread(t.app, user.access, voice.conversation_id)).toEqual([]);
+    } finally {
+      release();
+      held = Promise.resolve();
+      spoken.close();
+      chat.close();
+    }
   }, 90_000);
 });

@@ -59,9 +59,8 @@ export class SearchGate {
     deadline: number,
     signal: AbortSignal = new AbortController().signal,
     /**
-     * The question's own search of a turn: the entry `admit` made for it no longer counts as
-     * waiting to ask. (A voice turn is not admitted first; its question's search removes a chat
-     * turn's entry early, which errs toward taking turns.)
+     * The question's own search of a turn (chat or voice, each admitted first): the entry
+     * `admit` made for it no longer counts as waiting to ask.
      */
     admitted = false,
   ): Promise<T | undefined> {

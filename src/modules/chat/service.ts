@@ -306,6 +306,15 @@ export class ChatService {
   }
 
   /**
+   * For a turn that does not come through `admit` (the voice pipeline's): refuses it with
+   * SERVICE_UNAVAILABLE when its search would miss the deadline at the gate's present pace, and
+   * otherwise promises it a place, as `admit` does, for the question search `generate` makes.
+   */
+  admitSearch(): void {
+    this.retrieval.admission();
+  }
+
+  /**
    * The model's answer to a stored question: the thread's history, the knowledge-base passages,
    * the tools, the model, the first-chunk metric. Frames go to `emit`; nothing is stored. The chat
    * socket's turns and the voice pipeline's both run through here.

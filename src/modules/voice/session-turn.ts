@@ -55,6 +55,9 @@ export async function answerTurn(
   timing: TurnTiming,
 ): Promise<void> {
   const { messages, limits } = deps;
+  // Shed before anything is stored, as a chat turn is: refused now, with when to try again,
+  // rather than answered without its passages (and the gate counts this turn's search).
+  deps.chat.admitSearch();
   const conversationId = await conversationOf(deps, ctx);
   // Turns on a branch are sequential (DECISIONS 4): a chat answer generating there goes first.
   const place = await deps.chat.turns.take(
