@@ -1,12 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { sql, type SQL } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { markLost } from '../platform/outages.js';
+import { openRemotePglite } from './pglite-remote.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -18,7 +19,7 @@ export interface Database {
   kind: 'postgres' | 'pglite';
   ping(): Promise<void>;
   close(): Promise<void>;
-  /** The connection pool's counts (PostgreSQL only: PGlite is one in-process connection). */
+  /** The connection pool's counts (PostgreSQL only: PGlite is one connection, in a thread of this process). */
   pool?(): { total: number; idle: number; waiting: number; max: number };
   /** Serialises callers across every instance (pg_advisory_lock on PostgreSQL). */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
@@ -114,9 +115,13 @@ function openPostgres(url: string, max: number, connectTimeoutMs: number): Datab
 
 async function openPglite(dir: string | undefined): Promise<Database> {
   if (dir !== undefined) await mkdir(path.dirname(path.resolve(dir)), { recursive: true });
-  const client = dir === undefined ? new PGlite() : new PGlite(path.resolve(dir));
-  await client.waitReady;
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  // PGlite runs in a worker thread: in-process, its statements (synchronous WebAssembly) held the
+  // thread that answers HTTP and the sockets.
+  const client = await openRemotePglite(dir === undefined ? undefined : path.resolve(dir));
+  // drizzle's pglite driver (its session, transactions and migrator) calls only `query(sql,
+  // params, { rowMode, parsers })` and `transaction(callback)`, whose `tx.query` is the same, on
+  // its client; it keeps the client as `db.$client`, which nothing here reads.
+  const db = drizzlePglite(client as unknown as PGlite, { schema }) as unknown as Db;
   return {
     db,
     kind: 'pglite',
@@ -126,7 +131,7 @@ async function openPglite(dir: string | undefined): Promise<Database> {
     close: () => client.close(),
     // One process owns a PGlite directory, so there is nobody to serialise against.
     withMigrationLock: (fn) => fn(),
-    // In-process: it has no connection to lose.
+    // In this process (a thread of it): it has no connection to lose.
     onConnect: () => undefined,
   };
 }

@@ -1,0 +1,176 @@
+import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
+import { parentPort, workerData } from 'node:worker_threads';
+import type {
+  FromPgliteThread,
+  PgliteThreadData,
+  ToPgliteThread,
+  WireError,
+  WireResults,
+} from './pglite-remote.js';
+
+/**
+ * PGlite's thread: holds the embedded database and runs every statement the service's thread
+ * sends (pglite-remote.ts), so that PostgreSQL's work, synchronous WebAssembly, never holds the
+ * thread that answers HTTP and the sockets. Calls are handed to PGlite in the order they arrive:
+ * its own locks then order them as they would in-process (a statement outside a transaction waits
+ * for the open one to end).
+ */
+
+if (parentPort === null) throw new Error('PGlite runs here only as a worker thread');
+const port = parentPort;
+const { dir } = workerData as PgliteThreadData;
+
+interface OpenTransaction {
+  tx: Transaction;
+  /** Ends the transaction: true commits, false rolls back. */
+  decide(commit: boolean): void;
+  /** Settles once PGlite has committed or rolled back. */
+  outcome: Promise<void>;
+}
+
+/** Thrown inside PGlite's transaction callback to have it roll back; not an error to report. */
+const ROLLED_BACK = new Error('rolled back');
+
+const transactions = new Map<number, OpenTransaction>();
+
+const asText = (value: string): string => value;
+
+function wireError(error: unknown): WireError {
+  if (!(error instanceof Error)) {
+    return { name: 'Error', message: String(error), stack: null, properties: {} };
+  }
+  // Plain values only: a PostgreSQL error's fields are strings. PGlite also attaches the query's
+  // `params` and `queryOptions` (functions among them), which stay here.
+  const properties: WireError['properties'] = {};
+  for (const [key, value] of Object.entries(error as unknown as Record<string, unknown>)) {
+    if (key === 'name' || key === 'message' || key === 'stack') continue;
+    if (
+      value === null ||
+      typeof value === 'string' ||
+      typeof value === 'number' ||
+      typeof value === 'boolean' ||
+      typeof value === 'bigint'
+    ) {
+      properties[key] = value;
+    }
+  }
+  return { name: error.name, message: error.message, stack: error.stack ?? null, properties };
+}
+
+function wireResults(result: Results<unknown>): WireResults {
+  const { blob, ...rest } = result;
+  // Only a `COPY … TO '/dev/blob'` writes one, and the client refuses the option that asks for it.
+  if (blob !== undefined) throw new Error('PGlite thread: a query wrote a blob');
+  return rest;
+}
+
+function openTransaction(id: number): OpenTransaction {
+  const open = transactions.get(id);
+  if (open === undefined) throw new Error(`PGlite thread: transaction ${id} is not open`);
+  return open;
+}
+
+/**
+ * Opens a transaction and holds it until told how to end it: PGlite's `transaction` runs its
+ * callback between BEGIN and COMMIT (ROLLBACK when it throws) and keeps other statements out
+ * meanwhile. Resolves once inside.
+ */
+function begin(pg: PGlite, id: number): Promise<void> {
+  let decide: (commit: boolean) => void = () => undefined;
+  const decision = new Promise<boolean>((resolve) => {
+    decide = resolve;
+  });
+  let entered: (tx: Transaction) => void = () => undefined;
+  const inside = new Promise<Transaction>((resolve) => {
+    entered = resolve;
+  });
+  const outcome = pg.transaction(async (tx) => {
+    entered(tx);
+    if (!(await decision)) throw ROLLED_BACK;
+  });
+  return new Promise<void>((resolve, reject) => {
+    // BEGIN failing settles `outcome` without the callback having run.
+    outcome.then(() => {
+      reject(new Error('PGlite thread: the transaction ended before it began'));
+    }, reject);
+    void inside.then((tx) => {
+      transactions.set(id, { tx, decide, outcome });
+      resolve();
+    });
+  });
+}
+
+async function handle(pg: PGlite, message: ToPgliteThread): Promise<WireResults | null> {
+  switch (message.type) {
+    case 'ready':
+      return null;
+    case 'query': {
+      const target = message.tx === null ? pg : openTransaction(message.tx).tx;
+      const parsers = Object.fromEntries(message.textTypes.map((oid) => [oid, asText]));
+      const options =
+        message.rowMode === null ? { parsers } : { parsers, rowMode: message.rowMode };
+      return wireResults(await target.query<unknown>(message.sql, message.params, options));
+    }
+    case 'begin':
+      await begin(pg, message.id);
+      return null;
+    case 'commit': {
+      const open = openTransaction(message.tx);
+      transactions.delete(message.tx);
+      open.decide(true);
+      await open.outcome;
+      return null;
+    }
+    case 'rollback': {
+      const open = openTransaction(message.tx);
+      transactions.delete(message.tx);
+      open.decide(false);
+      await open.outcome.catch((err: unknown) => {
+        if (err !== ROLLED_BACK) throw err;
+      });
+      return null;
+    }
+    case 'close':
+      await pg.close();
+      return null;
+  }
+}
+
+function reply(answer: FromPgliteThread): void {
+  try {
+    port.postMessage(answer);
+  } catch (err) {
+    // A value in the rows that cannot be cloned: the caller gets an error rather than no answer.
+    port.postMessage({ id: answer.id, type: 'failed', error: wireError(err) });
+  }
+}
+
+/**
+ * Messages wait in the port until a listener is attached, so none is handled before PGlite has
+ * opened, and each is handed to PGlite synchronously as it arrives, in order.
+ */
+async function open(): Promise<PGlite> {
+  const pg = dir === null ? new PGlite() : new PGlite(dir);
+  await pg.waitReady;
+  return pg;
+}
+
+try {
+  const pg = await open();
+  port.on('message', (message: ToPgliteThread) => {
+    handle(pg, message).then(
+      (result) => {
+        reply({ id: message.id, type: 'done', result });
+      },
+      (err: unknown) => {
+        reply({ id: message.id, type: 'failed', error: wireError(err) });
+      },
+    );
+  });
+} catch (err) {
+  // Every call, `ready` first, learns why the database could not be opened.
+  const error = wireError(err);
+  port.on('message', (message: ToPgliteThread) => {
+    reply({ id: message.id, type: 'failed', error });
+  });
+}
