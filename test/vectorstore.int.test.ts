@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Database, Db } from '../src/db/client.js';
 import { kbChunks, kbDocuments, kbVectors } from '../src/db/schema/index.js';
 import { EmbeddedVectorStore } from '../src/providers/vectorstore/embedded.js';
+import { kbVectorsRepo } from '../src/providers/vectorstore/embedded-repo.js';
 import { VectorStoreError } from '../src/providers/vectorstore/errors.js';
 import type { VectorPoint } from '../src/providers/vectorstore/types.js';
 import { openTestDatabase, type Backend } from './helpers/db.js';
@@ -194,6 +195,40 @@ describe.each<Backend>(['postgres', 'pglite'])('embedded vector store on %s', (b
     expect((await reader.search(unit(1, 0, 0, 0), { limit: 5 })).map((h) => h.id)).toEqual([a]);
     await reader.upsert([point(doc, b, unit(0.9, 0.1, 0, 0))]);
     expect(await reader.search(unit(1, 0, 0, 0), { limit: 5 })).toHaveLength(2);
+  });
+
+  it('answers from its copy while another search catches up', async () => {
+    const model = `${MODEL}-${randomUUID()}`;
+    let clock = 0;
+    const reader = new EmbeddedVectorStore(db(), { maxStalenessMs: 1000, now: () => clock });
+    await reader.ensureReady(DIMS, model);
+    const writer = await newStore(model);
+    const doc = await insertDocument(db(), 'general', 2);
+    const [a, b] = doc.chunkIds as [string, string];
+    await writer.upsert([point(doc, a, unit(1, 0, 0, 0))]);
+    expect(await reader.search(unit(1, 0, 0, 0), { limit: 5 })).toHaveLength(1);
+    await writer.upsert([point(doc, b, unit(0.9, 0.1, 0, 0))]);
+    // The next catch-up's state read is held, as a busy database would hold it.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const readState = kbVectorsRepo.readState.bind(kbVectorsRepo);
+    const spy = vi.spyOn(kbVectorsRepo, 'readState').mockImplementationOnce(async (d) => {
+      await held;
+      return readState(d);
+    });
+    try {
+      clock = 1000;
+      const catchingUp = reader.search(unit(1, 0, 0, 0), { limit: 5 });
+      // Meanwhile another search is answered from the copy as it is, without waiting.
+      expect(await reader.search(unit(1, 0, 0, 0), { limit: 5 })).toHaveLength(1);
+      release();
+      expect(await catchingUp).toHaveLength(2);
+    } finally {
+      release();
+      spy.mockRestore();
+    }
   });
 
   it('ignores vectors of another model and checks dimensions', async () => {

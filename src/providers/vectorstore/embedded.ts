@@ -176,17 +176,22 @@ export class EmbeddedVectorStore implements VectorStore {
 
   /**
    * Makes the copy include every write committed before this call, unless the last check is
-   * younger than `maxStalenessMs` and this instance wrote nothing since.
+   * younger than `maxStalenessMs` or another search's catch-up is under way, and this instance
+   * wrote nothing since.
    */
   private async refresh(): Promise<void> {
+    const ownWrite = this.loadedSeq < this.writtenSeq;
     const stale =
-      this.loadedEpoch < 0 ||
-      this.loadedSeq < this.writtenSeq ||
-      this.now() - this.checkedAt >= this.maxStalenessMs;
+      this.loadedEpoch < 0 || ownWrite || this.now() - this.checkedAt >= this.maxStalenessMs;
     if (!stale) return;
+    // Another search is catching up already: answer from the copy as it is (it was fresh within
+    // the bound when that catch-up began), unless this instance's own write must be in it. Under
+    // a burst, searches no longer queue behind one state read waiting for the database.
+    if (this.hasCopy && !ownWrite && this.refreshing !== undefined) return;
     // A catch-up already running may have read the state before this call: wait for it, then
     // share the next one with whichever concurrent searches also need it.
-    await this.refreshing?.catch(() => undefined);
+    // (Only awaited when there is one: the catch-up this call starts is visible at once.)
+    if (this.refreshing !== undefined) await this.refreshing.catch(() => undefined);
     this.refreshing ??= this.exclusive(() => this.catchUp()).finally(() => {
       this.refreshing = undefined;
     });
