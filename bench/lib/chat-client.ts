@@ -34,13 +34,21 @@ export interface ServerChild {
 
 const SERVER = path.join(import.meta.dirname, 'chat-server.ts');
 
-/** Starts the service child with exactly `env` (plus PATH and HOME); resolves once it listens. */
+/**
+ * Starts the service child with exactly `env` (plus PATH and HOME); resolves once it listens.
+ * BENCH_CPU_PROF=<dir> profiles the child's main thread (V8 .cpuprofile files, written at exit).
+ */
 export async function startServer(
   env: Record<string, string>,
   logFile: string,
 ): Promise<ServerChild> {
+  const profileDir = process.env.BENCH_CPU_PROF;
   const child: ChildProcess = fork(SERVER, [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
+    ],
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
