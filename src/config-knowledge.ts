@@ -35,6 +35,11 @@ export const KnowledgeEnv = {
   QDRANT_API_KEY: Type.Optional(Secret),
   QDRANT_COLLECTION_PREFIX: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', default: 'mas_' }),
   QDRANT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
+  // Where a search ranks: `embedded` (BM25 in this process, vectors in the vector store) or
+  // `qdrant` (both in Qdrant, fused there; needs QDRANT_URL).
+  KB_SEARCH_ENGINE: Type.Union([Type.Literal('embedded'), Type.Literal('qdrant')], {
+    default: 'embedded',
+  }),
   VECTOR_INDEX_MAX_STALENESS_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
   KB_WORKER_ENABLED: Type.Boolean({ default: true }),
   KB_JOB_MAX_RETRIES: Type.Integer({ minimum: 0, maximum: 20, default: 3 }),
@@ -61,6 +66,11 @@ export interface KnowledgeConfig {
   qdrant:
     | { url: string; apiKey: string | undefined; collectionPrefix: string; timeoutMs: number }
     | undefined;
+  /**
+   * `embedded`: BM25 in each instance's lexical index, fused with the vector store's dense ranking
+   * here; `qdrant`: both rankings in Qdrant (sparse BM25 and dense vectors), fused there.
+   */
+  searchEngine: 'embedded' | 'qdrant';
   vectorIndexMaxStalenessMs: number;
   jobs: {
     /** Run indexing jobs in this instance (an API-only instance can leave them to others). */
@@ -110,6 +120,9 @@ export function checkKnowledge(env: KnowledgeEnvValues, problems: Map<string, st
       problems.set(key, 'must not contain credentials');
     }
   }
+  if (env.KB_SEARCH_ENGINE === 'qdrant' && env.QDRANT_URL === undefined) {
+    problems.set('QDRANT_URL', 'required when KB_SEARCH_ENGINE=qdrant');
+  }
   if (env.EMBEDDINGS_PROVIDER === 'openai') {
     for (const key of ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'EMBEDDINGS_MODEL'] as const) {
       if (env[key] === undefined && !problems.has(key)) {
@@ -151,6 +164,7 @@ export function knowledgeConfig(env: KnowledgeEnvValues): KnowledgeConfig {
             collectionPrefix: env.QDRANT_COLLECTION_PREFIX,
             timeoutMs: env.QDRANT_TIMEOUT_MS,
           },
+    searchEngine: env.KB_SEARCH_ENGINE,
     vectorIndexMaxStalenessMs: env.VECTOR_INDEX_MAX_STALENESS_MS,
     jobs: {
       workerEnabled: env.KB_WORKER_ENABLED,

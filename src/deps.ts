@@ -302,7 +302,8 @@ function readinessChecks(
     },
     {
       role: 'qdrant',
-      backend: vectors.kind === 'qdrant' ? 'qdrant' : `embedded (${dbBackend})`,
+      // `qdrant`, or `qdrant-hybrid` when both rankings run there (KB_SEARCH_ENGINE=qdrant).
+      backend: vectors.kind === 'embedded' ? `embedded (${dbBackend})` : vectors.kind,
       probe: () => vectors.probe(),
     },
     { role: 'nextcloud', backend: files.kind, probe: () => files.probe() },

@@ -29,10 +29,13 @@ async function main(): Promise<void> {
     { database: deps.database.kind, store: deps.kv.kind },
     `listening on http://${config.host}:${config.port}`,
   );
-  // Built now rather than by the first question (a few seconds at 200,000 chunks, in its thread).
-  deps.knowledge.lexical.warm().catch((err: unknown) => {
-    log.warn({ err }, 'lexical index not built at start; the first search builds it');
-  });
+  // Built now rather than by the first question (a few seconds at 200,000 chunks, in its thread);
+  // with KB_SEARCH_ENGINE=qdrant, Qdrant ranks by terms and no search needs it.
+  if (config.searchEngine === 'embedded') {
+    deps.knowledge.lexical.warm().catch((err: unknown) => {
+      log.warn({ err }, 'lexical index not built at start; the first search builds it');
+    });
+  }
 }
 
 /**

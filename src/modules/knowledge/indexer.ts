@@ -212,6 +212,8 @@ export class Indexer {
         id: row.id,
         vector: embedded[i] ?? new Float32Array(embeddings.dimensions),
         payload: { ...payload, jobId: job.id },
+        // The hybrid store's sparse BM25 vector (KB_SEARCH_ENGINE=qdrant); others ignore them.
+        terms: row.terms,
       })),
     );
   }

@@ -2,11 +2,16 @@ import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.js';
 import type { EmbeddingsProvider } from '../../providers/embeddings/types.js';
-import type { VectorStore } from '../../providers/vectorstore/types.js';
+import {
+  isHybridStore,
+  type HybridVectorStore,
+  type VectorStore,
+} from '../../providers/vectorstore/types.js';
 import { expansions, tokenize } from '../../providers/embeddings/text.js';
 import type { CacheRegion, RegionOptions } from '../../platform/layered-cache.js';
 import { expandAbbreviations } from './abbreviations.js';
 import type { LexicalIndex } from './lexical/index.js';
+import { queryTerms } from './lexical/analysis.js';
 import { abortable } from '../../platform/abortable.js';
 
 export interface SearchOptions {
@@ -26,8 +31,13 @@ export interface SearchResult {
   snippet: string;
   /** The chunk's whole text (what a model answers from; the HTTP search answers the snippet). */
   text: string;
-  /** Fused rank score, 0..1: 1 is first in both the lexical and the dense ranking. */
+  /**
+   * Fused rank score, 0..1: 1 is first in both the lexical and the dense ranking. When Qdrant
+   * fuses (KB_SEARCH_ENGINE=qdrant), by position alone: 1 for the first result, 1/2 for the
+   * second, 1/n for the n-th.
+   */
   score: number;
+  /** Rank in each ranking; null when absent from it, and always null when Qdrant fuses them. */
   lexicalRank: number | null;
   denseRank: number | null;
 }
@@ -72,14 +82,26 @@ export const KB_SEARCH_PATTERN = 'kb-search:*';
 export const DEFAULT_TUNING: Readonly<SearchTuning> = { candidates: 50, rrfK: 60, weights: [1, 1] };
 
 /**
+ * The cache key's corpus version when Qdrant ranks (no lexical index here whose state could lag
+ * behind): results are kept until the region is emptied, which every corpus change does.
+ */
+const HYBRID_VERSION = 'qdrant-hybrid';
+
+/**
  * Hybrid retrieval: BM25 over an inverted index (LexicalIndex, off the event loop) and dense
  * vectors, fused by weighted reciprocal rank. Queries are expanded with clinical abbreviations
  * first (and lay terms, for the lexical side; see `prepare` and `queryTerms`). Only active,
  * current chunks are ever returned: the final read goes through the database whatever the
  * indexes answered.
+ *
+ * With a hybrid vector store (KB_SEARCH_ENGINE=qdrant), both rankings run there in one request
+ * (sparse BM25 vectors and dense vectors, fused by Qdrant's reciprocal rank fusion) and the
+ * lexical index is never built; the passages are read from the database as above.
  */
 export class SearchService {
   private readonly tuning: SearchTuning;
+  /** Set when the vector store ranks by terms too and fuses (KB_SEARCH_ENGINE=qdrant). */
+  private readonly hybrid: HybridVectorStore | undefined;
 
   constructor(
     private readonly db: Db,
@@ -93,6 +115,7 @@ export class SearchService {
   ) {
     const base = embeddings.model.startsWith('hashed-') ? HASHED_TUNING : DEFAULT_TUNING;
     this.tuning = { ...base, ...tuning };
+    this.hybrid = isHybridStore(vectors) ? vectors : undefined;
   }
 
   /**
@@ -107,7 +130,8 @@ export class SearchService {
     if (this.cache === undefined) return this.run(query, options, signal);
     // Keyed by the state of the corpus the index holds: an instance whose index has not caught up
     // with a change yet cannot store a result that later searches, caught up, would be given.
-    const version = await this.lexicalIndex.version();
+    // Qdrant ranking: no index here (`version()` would build it), a constant.
+    const version = this.hybrid === undefined ? await this.lexicalIndex.version() : HYBRID_VERSION;
     const key = createHash('sha256')
       .update(JSON.stringify([version, query, options.limit, options.category ?? null]))
       .digest('hex');
@@ -120,6 +144,7 @@ export class SearchService {
     options: SearchOptions,
     signal?: AbortSignal,
   ): Promise<SearchResult[]> {
+    if (this.hybrid !== undefined) return this.runHybrid(this.hybrid, query, options, signal);
     const prepared = prepare(query);
     const [lexical, dense] = await Promise.all([
       this.lexicalIndex.search(query, this.tuning.candidates, options.category, signal),
@@ -150,6 +175,41 @@ export class SearchService {
         ];
       })
       .slice(0, options.limit);
+  }
+
+  /**
+   * Both rankings and their fusion in the hybrid store: the question's terms (analysed as the
+   * lexical index analyses them) and its dense vector go in one request, with as many candidates
+   * from each as here and the same spare results. Qdrant answers the fused order only, so the
+   * ranks in each ranking are unknown (null) and the score is by position.
+   */
+  private async runHybrid(
+    store: HybridVectorStore,
+    query: string,
+    options: SearchOptions,
+    signal?: AbortSignal,
+  ): Promise<SearchResult[]> {
+    const prepared = prepare(query);
+    const [vector] = await this.embeddings.embed([prepared.dense], signal ? { signal } : {});
+    if (vector === undefined) return [];
+    await store.ensureReady(this.embeddings.dimensions, this.embeddings.model);
+    const ids = await store.hybridSearch({
+      terms: queryTerms(query),
+      vector,
+      candidates: this.tuning.candidates,
+      limit: options.limit * 2,
+      category: options.category,
+      signal,
+    });
+    signal?.throwIfAborted();
+    const rows = await this.passages(ids, prepared.lexical);
+    return ids
+      .flatMap((id) => {
+        const row = rows.get(id);
+        return row === undefined ? [] : [row];
+      })
+      .slice(0, options.limit)
+      .map((row, i) => ({ ...row, score: 1 / (i + 1), lexicalRank: null, denseRank: null }));
   }
 
   /** Chunk ids by BM25 alone, best first (the query is prepared as `search` does). */

@@ -10,6 +10,7 @@ import type { OutageNotice } from '../../platform/outages.js';
 import { createEmbeddings } from '../../providers/embeddings/index.js';
 import type { EmbeddingsProvider } from '../../providers/embeddings/types.js';
 import { createVectorStore, type VectorStore } from '../../providers/vectorstore/index.js';
+import { QdrantHybridStore } from '../../providers/vectorstore/qdrant-hybrid.js';
 import type { AuditService } from '../audit/service.js';
 import { ExtractionPool } from './extraction-pool.js';
 import { Indexer } from './indexer.js';
@@ -26,7 +27,10 @@ export interface Knowledge {
   worker: IndexingWorker;
   /** What the worker runs each job with. */
   indexer: Indexer;
-  /** BM25 over the live chunks, in a thread of its own; built on the first search or `warm`. */
+  /**
+   * BM25 over the live chunks, in a thread of its own; built on the first search or `warm`. Not
+   * used by searches with KB_SEARCH_ENGINE=qdrant (Qdrant ranks by terms), only by `lexical()`.
+   */
   lexical: LexicalIndex;
   close(): Promise<void>;
 }
@@ -38,7 +42,8 @@ const WATCH_MS = 1000;
 
 /**
  * The knowledge base's parts, chosen by configuration: BullMQ when Redis is configured, else the
- * in-process runner; Qdrant when QDRANT_URL is set, else the embedded index.
+ * in-process runner; Qdrant when QDRANT_URL is set, else the embedded index; with
+ * KB_SEARCH_ENGINE=qdrant, Qdrant ranks by terms too and the lexical index is never built.
  */
 export async function createKnowledge(
   config: Config,
@@ -199,8 +204,16 @@ async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> 
   clearTimeout(timer);
 }
 
-/** Qdrant when configured, else the index embedded in the database. */
+/**
+ * Qdrant when configured, else the index embedded in the database; Qdrant with the chunks' BM25
+ * terms as well when it ranks searches (KB_SEARCH_ENGINE=qdrant, which config requires QDRANT_URL
+ * for).
+ */
 export function vectorStoreFor(config: Config, db: Db, log: Logger): VectorStore {
+  if (config.searchEngine === 'qdrant') {
+    if (config.qdrant === undefined) throw new Error('KB_SEARCH_ENGINE=qdrant needs QDRANT_URL');
+    return new QdrantHybridStore(config.qdrant);
+  }
   return config.qdrant === undefined
     ? createVectorStore({
         kind: 'embedded',

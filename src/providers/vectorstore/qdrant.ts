@@ -23,17 +23,25 @@ export function collectionName(prefix: string, model: string, dimensions: number
 
 const match = (key: string, value: string) => ({ key, match: { value } });
 
-/**
- * Qdrant over its REST API. Point ids are the chunk UUIDs; the payload carries what filters and
- * deletes need. Every write waits until Qdrant applied it (`wait=true`), so a delete that returned
- * is visible to the next search.
- */
-export class QdrantVectorStore implements VectorStore {
-  readonly kind = 'qdrant' as const;
-  private readonly client: QdrantClient;
-  private collection: { name: string; dimensions: number } | undefined;
+/** The filter of a search restricted to one category, or none. */
+export const categoryFilter = (category: string | undefined) =>
+  category === undefined ? {} : { filter: { must: [match('category', category)] } };
 
-  constructor(private readonly options: QdrantVectorStoreOptions) {
+/** The collection a store works in once `ensureReady` has run. */
+export interface ReadyCollection {
+  name: string;
+  dimensions: number;
+}
+
+/**
+ * What the Qdrant stores share: the client, the error mapping, and the parts of a collection's
+ * life that do not depend on its vectors (creation racing other instances, payload indexes,
+ * deletes by document or job, the readiness probe).
+ */
+export class QdrantCollections {
+  readonly client: QdrantClient;
+
+  constructor(private readonly options: Omit<QdrantVectorStoreOptions, 'collectionPrefix'>) {
     this.client = new QdrantClient({
       url: options.url,
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
@@ -43,17 +51,23 @@ export class QdrantVectorStore implements VectorStore {
     });
   }
 
-  async ensureReady(dimensions: number, model: string): Promise<void> {
-    const name = collectionName(this.options.collectionPrefix, model, dimensions);
-    if (this.collection?.name === name) return;
+  /**
+   * Makes collection `name` usable: created with `create` when missing, else its vectors checked by
+   * `check` (which throws when they do not fit); then the payload indexes the filters need.
+   */
+  async ensure(
+    name: string,
+    create: Schemas['CreateCollection'],
+    check: (info: Schemas['CollectionInfo']) => void,
+  ): Promise<void> {
     const info = await this.call('read collection', () => this.client.getCollection(name)).catch(
       (err: unknown) => {
         if (err instanceof VectorStoreError && err.status === 404) return null;
         throw err;
       },
     );
-    if (info === null) await this.createCollection(name, dimensions);
-    else checkVectors(name, info, dimensions);
+    if (info === null) await this.create(name, create);
+    else check(info);
     // Also for an existing collection: its creator may have stopped before adding them.
     const indexed = new Set(Object.keys(info?.payload_schema ?? {}));
     for (const field of INDEXED_FIELDS.filter((f) => !indexed.has(f))) {
@@ -65,11 +79,81 @@ export class QdrantVectorStore implements VectorStore {
         }),
       );
     }
+  }
+
+  /** Removes a document's points, except those written by `exceptJobId` when given. */
+  async deleteByDocument(name: string, documentId: string, exceptJobId?: string): Promise<void> {
+    const except = exceptJobId === undefined ? {} : { must_not: [match('jobId', exceptJobId)] };
+    const filter = { must: [match('documentId', documentId)], ...except };
+    await this.call('delete', () => this.client.delete(name, { wait: true, filter }));
+  }
+
+  async deleteByJob(name: string, jobId: string): Promise<void> {
+    const filter = { must: [match('jobId', jobId)] };
+    await this.call('delete', () => this.client.delete(name, { wait: true, filter }));
+  }
+
+  /** Lists collections before `ensureReady` (no name yet), afterwards checks that ours still exists. */
+  async probe(name: string | undefined): Promise<void> {
+    if (name === undefined) {
+      await this.call('list collections', () => this.client.getCollections());
+      return;
+    }
+    const { exists } = await this.call('probe', () => this.client.collectionExists(name));
+    if (!exists)
+      throw new VectorStoreError('qdrant', `Qdrant collection ${name} is missing`, false);
+  }
+
+  async call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toVectorStoreError(operation, err, this.options.apiKey);
+    }
+  }
+
+  private async create(name: string, body: Schemas['CreateCollection']): Promise<void> {
+    try {
+      await this.call('create collection', () => this.client.createCollection(name, body));
+    } catch (err) {
+      // Another instance created it in the meantime: fine, same name means same schema.
+      const lostRace =
+        err instanceof VectorStoreError &&
+        (err.status === 409 || (err.status === 400 && err.message.includes('already exists')));
+      if (!lostRace) throw err;
+    }
+  }
+}
+
+/**
+ * Qdrant over its REST API. Point ids are the chunk UUIDs; the payload carries what filters and
+ * deletes need. Every write waits until Qdrant applied it (`wait=true`), so a delete that returned
+ * is visible to the next search.
+ */
+export class QdrantVectorStore implements VectorStore {
+  readonly kind = 'qdrant' as const;
+  private readonly qdrant: QdrantCollections;
+  private collection: ReadyCollection | undefined;
+
+  constructor(private readonly options: QdrantVectorStoreOptions) {
+    this.qdrant = new QdrantCollections(options);
+  }
+
+  async ensureReady(dimensions: number, model: string): Promise<void> {
+    const name = collectionName(this.options.collectionPrefix, model, dimensions);
+    if (this.collection?.name === name) return;
+    await this.qdrant.ensure(
+      name,
+      { vectors: { size: dimensions, distance: 'Cosine' } },
+      (info) => {
+        checkVectors(name, info, dimensions);
+      },
+    );
     this.collection = { name, dimensions };
   }
 
   async upsert(points: readonly VectorPoint[]): Promise<void> {
-    const { name, dimensions } = this.requireCollection();
+    const { name, dimensions } = requireReady(this.collection);
     for (const p of points) checkLength(p.vector, dimensions);
     const batchSize = this.options.batchSize ?? 256;
     for (let start = 0; start < points.length; start += batchSize) {
@@ -78,7 +162,9 @@ export class QdrantVectorStore implements VectorStore {
         vector: Array.from(p.vector),
         payload: { ...p.payload },
       }));
-      await this.call('upsert', () => this.client.upsert(name, { wait: true, points: batch }));
+      await this.qdrant.call('upsert', () =>
+        this.qdrant.client.upsert(name, { wait: true, points: batch }),
+      );
     }
   }
 
@@ -87,17 +173,13 @@ export class QdrantVectorStore implements VectorStore {
     options: { limit: number; category?: string | undefined; signal?: AbortSignal | undefined },
   ): Promise<VectorHit[]> {
     options.signal?.throwIfAborted();
-    const { name, dimensions } = this.requireCollection();
+    const { name, dimensions } = requireReady(this.collection);
     checkLength(vector, dimensions);
     if (options.limit <= 0) return [];
-    const filter =
-      options.category === undefined
-        ? {}
-        : { filter: { must: [match('category', options.category)] } };
-    const result = await this.call('search', () =>
-      this.client.query(name, {
+    const result = await this.qdrant.call('search', () =>
+      this.qdrant.client.query(name, {
         query: Array.from(vector),
-        ...filter,
+        ...categoryFilter(options.category),
         limit: options.limit,
         with_payload: false,
       }),
@@ -109,78 +191,55 @@ export class QdrantVectorStore implements VectorStore {
     documentId: string,
     options: { exceptJobId?: string } = {},
   ): Promise<void> {
-    const { name } = this.requireCollection();
-    const except =
-      options.exceptJobId === undefined ? {} : { must_not: [match('jobId', options.exceptJobId)] };
-    const filter = { must: [match('documentId', documentId)], ...except };
-    await this.call('delete', () => this.client.delete(name, { wait: true, filter }));
+    const { name } = requireReady(this.collection);
+    await this.qdrant.deleteByDocument(name, documentId, options.exceptJobId);
   }
 
   async deleteByJob(jobId: string): Promise<void> {
-    const { name } = this.requireCollection();
-    const filter = { must: [match('jobId', jobId)] };
-    await this.call('delete', () => this.client.delete(name, { wait: true, filter }));
+    await this.qdrant.deleteByJob(requireReady(this.collection).name, jobId);
   }
 
   /** Lists collections before `ensureReady`, afterwards checks that ours still exists. */
-  async probe(): Promise<void> {
-    const name = this.collection?.name;
-    if (name === undefined) {
-      await this.call('list collections', () => this.client.getCollections());
-      return;
-    }
-    const { exists } = await this.call('probe', () => this.client.collectionExists(name));
-    if (!exists)
-      throw new VectorStoreError('qdrant', `Qdrant collection ${name} is missing`, false);
+  probe(): Promise<void> {
+    return this.qdrant.probe(this.collection?.name);
   }
 
   /** Nothing held in process: the client's HTTP connections close on their own. */
   close(): Promise<void> {
     return Promise.resolve();
   }
-
-  private async createCollection(name: string, dimensions: number): Promise<void> {
-    try {
-      await this.call('create collection', () =>
-        this.client.createCollection(name, { vectors: { size: dimensions, distance: 'Cosine' } }),
-      );
-    } catch (err) {
-      // Another instance created it in the meantime: fine, same name means same size.
-      const lostRace =
-        err instanceof VectorStoreError &&
-        (err.status === 409 || (err.status === 400 && err.message.includes('already exists')));
-      if (!lostRace) throw err;
-    }
-  }
-
-  private requireCollection(): { name: string; dimensions: number } {
-    if (this.collection === undefined) {
-      throw new VectorStoreError('qdrant', 'vector store used before ensureReady', false);
-    }
-    return this.collection;
-  }
-
-  private async call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw toVectorStoreError(operation, err, this.options.apiKey);
-    }
-  }
 }
 
-function checkLength(vector: Float32Array, dimensions: number): void {
+/** The collection a store was made ready for, or the error of using it before. */
+export function requireReady(collection: ReadyCollection | undefined): ReadyCollection {
+  if (collection === undefined) {
+    throw new VectorStoreError('qdrant', 'vector store used before ensureReady', false);
+  }
+  return collection;
+}
+
+export function checkLength(vector: Float32Array, dimensions: number): void {
   if (vector.length !== dimensions) {
     const message = `vector has ${vector.length} dimensions, the collection ${dimensions}`;
     throw new VectorStoreError('qdrant', message, false);
   }
 }
 
+/** The size and distance of dense vector params (`{ size, distance }`), when they are such. */
+export function denseParams(params: unknown): { size?: number; distance?: string } {
+  const p = (typeof params === 'object' && params !== null ? params : {}) as {
+    size?: unknown;
+    distance?: unknown;
+  };
+  return {
+    ...(typeof p.size === 'number' ? { size: p.size } : {}),
+    ...(typeof p.distance === 'string' ? { distance: p.distance } : {}),
+  };
+}
+
 function checkVectors(name: string, info: Schemas['CollectionInfo'], dimensions: number): void {
   // A single unnamed vector is `{ size, distance }`; named vectors are a map of those.
-  const params = info.config.params.vectors as { size?: unknown; distance?: unknown } | undefined;
-  const size = typeof params?.size === 'number' ? params.size : undefined;
-  const distance = typeof params?.distance === 'string' ? params.distance : undefined;
+  const { size, distance } = denseParams(info.config.params.vectors);
   if (size !== dimensions || distance !== 'Cosine') {
     const found = size === undefined ? 'named or no vectors' : `${size} (${distance ?? '?'})`;
     const message = `Qdrant collection ${name} holds vectors of size ${found}, expected ${dimensions} (Cosine)`;

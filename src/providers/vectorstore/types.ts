@@ -12,6 +12,11 @@ export interface VectorPoint {
   id: string;
   vector: Float32Array;
   payload: VectorPayload;
+  /**
+   * The chunk's analysed terms (`analyse`, src/modules/knowledge/lexical/analysis.ts), separated
+   * by spaces: the hybrid store's sparse BM25 vector is made from them; other stores ignore them.
+   */
+  terms?: string | undefined;
 }
 
 export interface VectorHit {
@@ -26,7 +31,7 @@ export interface VectorHit {
  * behind can cost recall but never returns a superseded passage.
  */
 export interface VectorStore {
-  readonly kind: 'embedded' | 'qdrant';
+  readonly kind: 'embedded' | 'qdrant' | 'qdrant-hybrid';
   /** Creates what the store needs for vectors of this size and model (idempotent). */
   ensureReady(dimensions: number, model: string): Promise<void>;
   upsert(points: readonly VectorPoint[]): Promise<void>;
@@ -43,4 +48,32 @@ export interface VectorStore {
   probe(): Promise<void>;
   /** Releases what the store holds in this process (the embedded store's thread). */
   close(): Promise<void>;
+}
+
+/** One ranking of both kinds at once (`HybridVectorStore.hybridSearch`). */
+export interface HybridSearchInput {
+  /** The question's distinct analysed terms (`queryTerms`). */
+  terms: readonly string[];
+  /** The question's dense vector. */
+  vector: Float32Array;
+  /** How many candidates each ranking (terms, vector) contributes to the fusion. */
+  candidates: number;
+  /** Chunk ids returned at most. */
+  limit: number;
+  category?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * A store that also ranks by the chunks' terms (BM25) and fuses both rankings itself, so a search
+ * needs no lexical index in this process (KB_SEARCH_ENGINE=qdrant).
+ */
+export interface HybridVectorStore extends VectorStore {
+  readonly kind: 'qdrant-hybrid';
+  /** Chunk ids, best first. */
+  hybridSearch(input: HybridSearchInput): Promise<string[]>;
+}
+
+export function isHybridStore(store: VectorStore): store is HybridVectorStore {
+  return store.kind === 'qdrant-hybrid' && 'hybridSearch' in store;
 }
