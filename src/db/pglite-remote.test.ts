@@ -8,7 +8,7 @@ import { drizzle, type PgliteDatabase } from 'drizzle-orm/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from './client.js';
 import { sqlState } from './errors.js';
-import { openRemotePglite, RemotePglite, startPgliteThread } from './pglite-remote.js';
+import { openRemotePglite, PgliteHost, type RemotePglite } from './pglite-remote.js';
 
 const stamps = pgTable('stamps', {
   id: integer('id').primaryKey(),
@@ -215,11 +215,11 @@ describe('PGlite in a worker thread', () => {
 
 describe('the end of the thread', () => {
   it('fails the waiting calls and every later one when the thread dies', async () => {
-    const worker = startPgliteThread(undefined);
-    const client = new RemotePglite(worker);
-    await client.ready();
+    // A host of its own: the process's shared one serves the other tests.
+    const host = new PgliteHost();
+    const client = await openRemotePglite(undefined, host);
     const waiting = client.query('select count(*) from generate_series(1, 500000000)');
-    await worker.terminate();
+    await host.terminate();
     expect((await rejection(waiting)).message).toMatch(/PGlite thread exited/);
     expect((await rejection(client.query('select 1'))).message).toMatch(/PGlite thread exited/);
     expect((await rejection(client.transaction(() => Promise.resolve()))).message).toMatch(
@@ -227,6 +227,20 @@ describe('the end of the thread', () => {
     );
     // Nothing is left to close.
     await client.close();
+    // The next database opens in a new shared thread.
+    const next = await openRemotePglite(undefined);
+    expect((await next.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+    await next.close();
+  });
+
+  it('holds several databases in one thread, each its own', async () => {
+    const [a, b] = await Promise.all([openRemotePglite(undefined), openRemotePglite(undefined)]);
+    await a.query('create table t (x int)');
+    await a.query('insert into t values (1)');
+    expect((await rejection(b.query('select x from t'))).message).toMatch(/does not exist/);
+    await b.close();
+    expect((await a.query('select x from t')).rows).toEqual([{ x: 1 }]);
+    await a.close();
   });
 
   it('closes the database, then refuses calls', async () => {

@@ -1,6 +1,5 @@
 import type { QueryOptions, Results, RowMode } from '@electric-sql/pglite';
 import type { Worker } from 'node:worker_threads';
-import type { WithoutId } from '../platform/thread-calls.js';
 import { startThread } from '../platform/threads.js';
 
 /**
@@ -12,30 +11,30 @@ import { startThread } from '../platform/threads.js';
  * the thread, so that no statement runs on the service's thread.
  */
 
-/** What the thread is given: its directory, or null for a database in memory. */
-export interface PgliteThreadData {
-  dir: string | null;
-}
-
-/** From the service's thread to PGlite's. Every message has an answer with its `id`. */
-export type ToPgliteThread = { id: number } & (
-  | { type: 'ready' }
-  | {
-      type: 'query';
-      /** The `id` of the `begin` that opened the transaction it runs in, or null for none. */
-      tx: number | null;
-      sql: string;
-      params: unknown[];
-      rowMode: RowMode | null;
-      /** Type OIDs whose values come back as PostgreSQL's text (identity parsers). */
-      textTypes: number[];
-    }
-  /** Opens a transaction, identified from then on by this message's `id`. */
-  | { type: 'begin' }
-  | { type: 'commit'; tx: number }
-  | { type: 'rollback'; tx: number }
-  | { type: 'close' }
-);
+/**
+ * From the service's thread to PGlite's. Every message has an answer with its `id` (unique in the
+ * process) and names its database (`db`): one thread holds every PGlite of the process.
+ */
+export type ToPgliteThread = { id: number; db: number } &
+  /** Opens database `db` on `dir` (null: in memory). */
+  (
+    | { type: 'open'; dir: string | null }
+    | {
+        type: 'query';
+        /** The `id` of the `begin` that opened the transaction it runs in, or null for none. */
+        tx: number | null;
+        sql: string;
+        params: unknown[];
+        rowMode: RowMode | null;
+        /** Type OIDs whose values come back as PostgreSQL's text (identity parsers). */
+        textTypes: number[];
+      }
+    /** Opens a transaction, identified from then on by this message's `id`. */
+    | { type: 'begin' }
+    | { type: 'commit'; tx: number }
+    | { type: 'rollback'; tx: number }
+    | { type: 'close' }
+  );
 
 /** A query's result as it crosses the threads: PGlite's, without a blob (never asked for). */
 export type WireResults = Omit<Results<unknown>, 'blob'>;
@@ -55,7 +54,12 @@ export type FromPgliteThread =
   | { id: number; type: 'done'; result: WireResults | null }
   | { id: number; type: 'failed'; error: WireError };
 
-type Request = WithoutId<ToPgliteThread>;
+/** A message without what the host adds (its `id`, and the client's `db`). */
+type Request = ToPgliteThread extends infer M
+  ? M extends { id: number; db: number }
+    ? Omit<M, 'id' | 'db'>
+    : never
+  : never;
 
 type Done = Extract<FromPgliteThread, { type: 'done' }>;
 
@@ -102,62 +106,123 @@ function wireOptions(options: QueryOptions): { rowMode: RowMode | null; textType
   return { rowMode: rowMode ?? null, textTypes };
 }
 
-/** Starts PGlite's thread on `dir` (undefined: in memory). */
-export function startPgliteThread(dir: string | undefined): Worker {
-  const workerData: PgliteThreadData = { dir: dir ?? null };
-  return startThread(import.meta.url, 'pglite-thread', { workerData });
-}
-
-/** PGlite in its own thread on `dir` (undefined: in memory), once it has opened. */
-export async function openRemotePglite(dir: string | undefined): Promise<RemotePglite> {
-  const client = new RemotePglite(startPgliteThread(dir));
-  try {
-    await client.ready();
-  } catch (err) {
-    await client.close().catch(() => undefined);
-    throw err;
-  }
-  return client;
-}
-
-export class RemotePglite implements RemoteQueryable {
+/**
+ * The thread that holds the process's PGlite databases (the service has one; tests open many). One
+ * thread for all: a new thread pays for loading PGlite's code and for V8 warming it up again
+ * (opening an in-memory database took about 7 s in a new thread against 4 s in a warm one).
+ * Idle, it does not keep the process alive; while a call waits for it, it does.
+ */
+export class PgliteHost {
+  private static current: PgliteHost | undefined;
+  private readonly worker: Worker;
   private readonly calls = new Map<
     number,
     { resolve: (answer: Done) => void; reject: (error: Error) => void }
   >();
   private nextId = 0;
-  /** Why no call can be made any more (closed, or the thread ended), once that is so. */
-  private refusal: { message: string; cause: unknown } | undefined;
-  /** The thread has ended (closed, failed or terminated). */
-  private gone = false;
-  private closing: Promise<void> | undefined;
+  private nextDb = 0;
+  /** Why no call can be made any more (the thread ended), once that is so. */
+  refusal: { message: string; cause: unknown } | undefined;
 
-  constructor(private readonly worker: Worker) {
-    // The thread keeps the process alive only while a call waits for it (see `call`): idle, like
-    // an in-process PGlite, it holds nothing that stops the process from exiting.
-    worker.unref();
-    worker.on('message', (answer: FromPgliteThread) => {
+  /** The process's host, started on first use and again after one ended. */
+  static shared(): PgliteHost {
+    if (PgliteHost.current === undefined || PgliteHost.current.refusal !== undefined) {
+      PgliteHost.current = new PgliteHost();
+    }
+    return PgliteHost.current;
+  }
+
+  constructor() {
+    this.worker = startThread(import.meta.url, 'pglite-thread');
+    this.worker.unref();
+    this.worker.on('message', (answer: FromPgliteThread) => {
       this.answer(answer);
     });
-    worker.on('error', (error: unknown) => {
+    this.worker.on('error', (error: unknown) => {
       const reason = error instanceof Error ? error.message : String(error);
       this.ended(`PGlite thread failed: ${reason}`, error);
     });
-    worker.on('exit', (code) => {
+    this.worker.on('exit', (code) => {
       this.ended(`PGlite thread exited (code ${code})`, undefined);
     });
     // An answer that cannot be read leaves a caller waiting on an id it will never see: end it all
     // rather than let calls hang.
-    worker.on('messageerror', (error) => {
+    this.worker.on('messageerror', (error) => {
       this.ended('PGlite thread: an answer could not be read', error);
-      void worker.terminate();
+      void this.worker.terminate();
     });
   }
 
-  /** Resolves once PGlite has opened in the thread; rejects with why it could not. */
-  async ready(): Promise<void> {
-    await this.call({ type: 'ready' });
+  /** A number for a new database of this host. */
+  newDb(): number {
+    return ++this.nextDb;
   }
+
+  /** Ends the thread and every database in it (tests; the service closes its database instead). */
+  async terminate(): Promise<void> {
+    await this.worker.terminate();
+  }
+
+  call(db: number, request: Request): Promise<Done> {
+    if (this.refusal !== undefined) {
+      return Promise.reject(new Error(this.refusal.message, { cause: this.refusal.cause }));
+    }
+    const id = ++this.nextId;
+    return new Promise<Done>((resolve, reject) => {
+      this.calls.set(id, { resolve, reject });
+      // A caller awaiting the database keeps the process alive, as it would with PGlite in-process
+      // (whose work is all on this thread).
+      if (this.calls.size === 1) this.worker.ref();
+      try {
+        this.worker.postMessage({ ...request, id, db });
+      } catch (err) {
+        // A parameter that cannot be cloned (a function, a symbol).
+        this.settled(id);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+  }
+
+  private answer(answer: FromPgliteThread): void {
+    const call = this.calls.get(answer.id);
+    if (call === undefined) return;
+    this.settled(answer.id);
+    if (answer.type === 'failed') call.reject(rebuildError(answer.error));
+    else call.resolve(answer);
+  }
+
+  private settled(id: number): void {
+    this.calls.delete(id);
+    if (this.calls.size === 0) this.worker.unref();
+  }
+
+  /** The thread ended: every waiting call fails with why, and so does every later one. */
+  private ended(message: string, cause: unknown): void {
+    this.refusal ??= { message, cause };
+    for (const call of this.calls.values()) call.reject(new Error(message, { cause }));
+    this.calls.clear();
+  }
+}
+
+/** PGlite on `dir` (undefined: in memory) in the process's PGlite thread, once it has opened. */
+export async function openRemotePglite(
+  dir: string | undefined,
+  host: PgliteHost = PgliteHost.shared(),
+): Promise<RemotePglite> {
+  const db = host.newDb();
+  await host.call(db, { type: 'open', dir: dir ?? null });
+  return new RemotePglite(host, db);
+}
+
+export class RemotePglite implements RemoteQueryable {
+  /** Why no call can be made any more (closed), once that is so. */
+  private refusal: string | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly host: PgliteHost,
+    private readonly db: number,
+  ) {}
 
   query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> {
     return this.statement<T>(null, sql, params, options);
@@ -192,7 +257,7 @@ export class RemotePglite implements RemoteQueryable {
     return result;
   }
 
-  /** Closes PGlite in the thread (after the calls it is running), then ends the thread. */
+  /** Closes this database in the thread (after the calls it is running); the thread stays. */
   close(): Promise<void> {
     this.closing ??= this.shutDown();
     return this.closing;
@@ -200,16 +265,12 @@ export class RemotePglite implements RemoteQueryable {
 
   private async shutDown(): Promise<void> {
     // The thread already ended: there is nothing left to close.
-    if (this.gone) return;
+    if (this.host.refusal !== undefined) return;
     const closed = this.call({ type: 'close' });
     // Calls made from now on fail at once; those already sent are answered first (PGlite closes
     // after them), or fail with the thread if it ends meanwhile.
-    this.refusal ??= { message: 'PGlite is closed', cause: undefined };
-    try {
-      await closed;
-    } finally {
-      await this.worker.terminate();
-    }
+    this.refusal = 'PGlite is closed';
+    await closed;
   }
 
   private async statement<T>(
@@ -226,43 +287,7 @@ export class RemotePglite implements RemoteQueryable {
   }
 
   private call(request: Request): Promise<Done> {
-    if (this.refusal !== undefined) {
-      return Promise.reject(new Error(this.refusal.message, { cause: this.refusal.cause }));
-    }
-    const id = ++this.nextId;
-    return new Promise<Done>((resolve, reject) => {
-      this.calls.set(id, { resolve, reject });
-      // A caller awaiting the database keeps the process alive, as it would with PGlite in-process
-      // (whose work is all on this thread).
-      if (this.calls.size === 1) this.worker.ref();
-      try {
-        this.worker.postMessage({ ...request, id });
-      } catch (err) {
-        // A parameter that cannot be cloned (a function, a symbol).
-        this.settled(id);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      }
-    });
-  }
-
-  private answer(answer: FromPgliteThread): void {
-    const call = this.calls.get(answer.id);
-    if (call === undefined) return;
-    this.settled(answer.id);
-    if (answer.type === 'failed') call.reject(rebuildError(answer.error));
-    else call.resolve(answer);
-  }
-
-  private settled(id: number): void {
-    this.calls.delete(id);
-    if (this.calls.size === 0) this.worker.unref();
-  }
-
-  /** The thread ended: every waiting call fails with why, and so does every later one. */
-  private ended(message: string, cause: unknown): void {
-    this.gone = true;
-    this.refusal ??= { message, cause };
-    for (const call of this.calls.values()) call.reject(new Error(message, { cause }));
-    this.calls.clear();
+    if (this.refusal !== undefined) return Promise.reject(new Error(this.refusal));
+    return this.host.call(this.db, request);
   }
 }

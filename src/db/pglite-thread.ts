@@ -1,24 +1,19 @@
 import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
-import { parentPort, workerData } from 'node:worker_threads';
-import type {
-  FromPgliteThread,
-  PgliteThreadData,
-  ToPgliteThread,
-  WireError,
-  WireResults,
-} from './pglite-remote.js';
+import { parentPort } from 'node:worker_threads';
+import type { FromPgliteThread, ToPgliteThread, WireError, WireResults } from './pglite-remote.js';
 
 /**
- * PGlite's thread: holds the embedded database and runs every statement the service's thread
- * sends (pglite-remote.ts), so that PostgreSQL's work, synchronous WebAssembly, never holds the
- * thread that answers HTTP and the sockets. Calls are handed to PGlite in the order they arrive:
- * its own locks then order them as they would in-process (a statement outside a transaction waits
- * for the open one to end).
+ * PGlite's thread: holds the process's embedded databases (the service has one) and runs every
+ * statement the service's thread sends (pglite-remote.ts), so that PostgreSQL's work, synchronous
+ * WebAssembly, never holds the thread that answers HTTP and the sockets. Calls are handed to their
+ * database in the order they arrive: PGlite's own locks then order them as they would in-process
+ * (a statement outside a transaction waits for the open one to end).
  */
 
 if (parentPort === null) throw new Error('PGlite runs here only as a worker thread');
 const port = parentPort;
-const { dir } = workerData as PgliteThreadData;
+/** The open databases, by the number the service's thread gave each. */
+const databases = new Map<number, PGlite>();
 
 interface OpenTransaction {
   tx: Transaction;
@@ -100,19 +95,31 @@ function begin(pg: PGlite, id: number): Promise<void> {
   });
 }
 
-async function handle(pg: PGlite, message: ToPgliteThread): Promise<WireResults | null> {
+function database(db: number): PGlite {
+  const pg = databases.get(db);
+  if (pg === undefined) throw new Error(`PGlite thread: database ${db} is not open`);
+  return pg;
+}
+
+async function handle(message: ToPgliteThread): Promise<WireResults | null> {
   switch (message.type) {
-    case 'ready':
+    case 'open': {
+      if (databases.has(message.db))
+        throw new Error(`PGlite thread: database ${message.db} is open`);
+      const pg = message.dir === null ? new PGlite() : new PGlite(message.dir);
+      await pg.waitReady;
+      databases.set(message.db, pg);
       return null;
+    }
     case 'query': {
-      const target = message.tx === null ? pg : openTransaction(message.tx).tx;
+      const target = message.tx === null ? database(message.db) : openTransaction(message.tx).tx;
       const parsers = Object.fromEntries(message.textTypes.map((oid) => [oid, asText]));
       const options =
         message.rowMode === null ? { parsers } : { parsers, rowMode: message.rowMode };
       return wireResults(await target.query<unknown>(message.sql, message.params, options));
     }
     case 'begin':
-      await begin(pg, message.id);
+      await begin(database(message.db), message.id);
       return null;
     case 'commit': {
       const open = openTransaction(message.tx);
@@ -130,9 +137,12 @@ async function handle(pg: PGlite, message: ToPgliteThread): Promise<WireResults 
       });
       return null;
     }
-    case 'close':
+    case 'close': {
+      const pg = database(message.db);
+      databases.delete(message.db);
       await pg.close();
       return null;
+    }
   }
 }
 
@@ -145,32 +155,13 @@ function reply(answer: FromPgliteThread): void {
   }
 }
 
-/**
- * Messages wait in the port until a listener is attached, so none is handled before PGlite has
- * opened, and each is handed to PGlite synchronously as it arrives, in order.
- */
-async function open(): Promise<PGlite> {
-  const pg = dir === null ? new PGlite() : new PGlite(dir);
-  await pg.waitReady;
-  return pg;
-}
-
-try {
-  const pg = await open();
-  port.on('message', (message: ToPgliteThread) => {
-    handle(pg, message).then(
-      (result) => {
-        reply({ id: message.id, type: 'done', result });
-      },
-      (err: unknown) => {
-        reply({ id: message.id, type: 'failed', error: wireError(err) });
-      },
-    );
-  });
-} catch (err) {
-  // Every call, `ready` first, learns why the database could not be opened.
-  const error = wireError(err);
-  port.on('message', (message: ToPgliteThread) => {
-    reply({ id: message.id, type: 'failed', error });
-  });
-}
+port.on('message', (message: ToPgliteThread) => {
+  handle(message).then(
+    (result) => {
+      reply({ id: message.id, type: 'done', result });
+    },
+    (err: unknown) => {
+      reply({ id: message.id, type: 'failed', error: wireError(err) });
+    },
+  );
+});
