@@ -113,21 +113,10 @@ export class QdrantHybridStore implements HybridVectorStore {
    */
   async upsert(points: readonly VectorPoint[]): Promise<void> {
     const { name, dimensions } = requireReady(this.collection);
-    for (const p of points) checkLength(p.vector, dimensions);
-    const batchSize = this.options.batchSize ?? 256;
-    for (let start = 0; start < points.length; start += batchSize) {
-      const batch = points.slice(start, start + batchSize).map((p) => ({
-        id: p.id,
-        vector: {
-          [DENSE]: Array.from(p.vector),
-          [SPARSE]: documentSparseVector(p.terms === undefined ? [] : p.terms.split(' ')),
-        },
-        payload: { ...p.payload },
-      }));
-      await this.qdrant.call('upsert', () =>
-        this.qdrant.client.upsert(name, { wait: true, points: batch }),
-      );
-    }
+    await this.qdrant.upsertPoints(name, dimensions, points, (p) => ({
+      [DENSE]: Array.from(p.vector),
+      [SPARSE]: documentSparseVector(p.terms === undefined ? [] : p.terms.split(' ')),
+    }));
   }
 
   /** The dense ranking alone (VectorStore's search; `SearchService.dense`, the evaluation). */

@@ -40,8 +40,31 @@ export interface ReadyCollection {
  */
 export class QdrantCollections {
   readonly client: QdrantClient;
+  private readonly batchSize: number;
+
+  /**
+   * Checks every point's size, then writes them `batchSize` at a time, each batch applied before
+   * the next (`wait`); `vectorOf` gives what a point stores (one vector, or named ones).
+   */
+  async upsertPoints(
+    name: string,
+    dimensions: number,
+    points: readonly VectorPoint[],
+    vectorOf: (p: VectorPoint) => Schemas['PointStruct']['vector'],
+  ): Promise<void> {
+    for (const p of points) checkLength(p.vector, dimensions);
+    for (let start = 0; start < points.length; start += this.batchSize) {
+      const batch = points.slice(start, start + this.batchSize).map((p) => ({
+        id: p.id,
+        vector: vectorOf(p),
+        payload: { ...p.payload },
+      }));
+      await this.call('upsert', () => this.client.upsert(name, { wait: true, points: batch }));
+    }
+  }
 
   constructor(private readonly options: Omit<QdrantVectorStoreOptions, 'collectionPrefix'>) {
+    this.batchSize = options.batchSize ?? 256;
     this.client = new QdrantClient({
       url: options.url,
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
@@ -154,18 +177,7 @@ export class QdrantVectorStore implements VectorStore {
 
   async upsert(points: readonly VectorPoint[]): Promise<void> {
     const { name, dimensions } = requireReady(this.collection);
-    for (const p of points) checkLength(p.vector, dimensions);
-    const batchSize = this.options.batchSize ?? 256;
-    for (let start = 0; start < points.length; start += batchSize) {
-      const batch = points.slice(start, start + batchSize).map((p) => ({
-        id: p.id,
-        vector: Array.from(p.vector),
-        payload: { ...p.payload },
-      }));
-      await this.qdrant.call('upsert', () =>
-        this.qdrant.client.upsert(name, { wait: true, points: batch }),
-      );
-    }
+    await this.qdrant.upsertPoints(name, dimensions, points, (p) => Array.from(p.vector));
   }
 
   async search(
