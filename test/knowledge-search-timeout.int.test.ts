@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sqlState } from '../src/db/errors.js';
 import { SearchService } from '../src/modules/knowledge/search.js';
 import { createEmbeddings } from '../src/providers/embeddings/index.js';
@@ -54,5 +54,38 @@ describe('the passages read under a statement timeout (PostgreSQL)', () => {
       await locker.query('rollback');
     }
     expect(await search.search('tenecteplase bolus', { limit: 5 })).toHaveLength(1);
+  });
+});
+
+/**
+ * PGlite ignores `statement_timeout` (it has no timer to fire it), so the embedded default reads
+ * the passages in one statement: a transaction there would only hold the one connection longer.
+ */
+describe('the passages read on the embedded default (PGlite)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ backend: 'pglite' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('is one statement, not a transaction, and finds the passage', async () => {
+    const admin = await createUser(t.app, t.deps, { admin: true });
+    const doc = await uploadNew(t.app, admin.access, {
+      file: 'Alteplase is given as an infusion over sixty minutes.',
+      title: 'Alteplase',
+    });
+    await waitForJob(t.app, admin.access, doc.job?.id ?? '', 'completed');
+    const db = t.deps.database.db;
+    const transaction = vi.spyOn(db, 'transaction');
+    try {
+      const found = await t.deps.knowledge.search.search('alteplase infusion', { limit: 5 });
+      expect(found.map((r) => r.title)).toEqual(['Alteplase']);
+      expect(transaction).not.toHaveBeenCalled();
+    } finally {
+      transaction.mockRestore();
+    }
   });
 });

@@ -52,9 +52,11 @@ export interface SearchTuning {
   weights: readonly [number, number];
   /**
    * The statement timeout of the passages read (default PASSAGES_TIMEOUT_MS): a database that
-   * cannot answer a primary-key read in that time fails the search instead of holding it.
+   * cannot answer a primary-key read in that time fails the search instead of holding it. Null
+   * where the database does not enforce one (PGlite ignores `statement_timeout`): the read is then
+   * one statement, not a transaction that sets a bound nothing applies.
    */
-  passagesTimeoutMs?: number;
+  passagesTimeoutMs?: number | null;
 }
 
 /** A read of at most a hundred chunks by primary key takes milliseconds; this is a hang. */
@@ -240,12 +242,9 @@ export class SearchService {
   private async passages(ids: readonly string[], query: string) {
     if (ids.length === 0)
       return new Map<string, Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>>();
-    const timeoutMs = Math.round(this.tuning.passagesTimeoutMs ?? PASSAGES_TIMEOUT_MS);
-    const rows = await this.db.transaction(async (tx) => {
-      // `set local`: the bound ends with this transaction, whichever pooled connection it ran on.
-      await tx.execute(sql.raw(`set local statement_timeout = ${String(timeoutMs)}`));
-      return queryRows<Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>>(
-        tx,
+    const read = (db: Db) =>
+      queryRows<Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>>(
+        db,
         sql`select c.id as "chunkId", c.document_id as "documentId", c.doc_key as "docKey",
           d.title, c.version, c.page, c.heading, c.text,
           coalesce(ts_headline('english', c.text,
@@ -257,7 +256,16 @@ export class SearchService {
           sql`, `,
         )}) and c.active and not c.superseded and d.superseded_by is null`,
       );
-    });
+    const { passagesTimeoutMs } = this.tuning;
+    const rows =
+      passagesTimeoutMs === null
+        ? await read(this.db)
+        : await this.db.transaction(async (tx) => {
+            // `set local`: the bound ends with this transaction, whichever pooled connection it ran on.
+            const ms = Math.round(passagesTimeoutMs ?? PASSAGES_TIMEOUT_MS);
+            await tx.execute(sql.raw(`set local statement_timeout = ${String(ms)}`));
+            return read(tx);
+          });
     return new Map(rows.map((r) => [r.chunkId, r]));
   }
 }

@@ -93,7 +93,8 @@ export async function createKnowledge(
       embeddings,
       vectors,
       lexical,
-      {},
+      // PGlite ignores statement_timeout (checked with pg_sleep): no transaction to set it.
+      database.kind === 'pglite' ? { passagesTimeoutMs: null } : {},
       cache.region('kb-search', kbSearchRegion),
     ),
     vectors,
