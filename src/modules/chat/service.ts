@@ -331,8 +331,19 @@ export class ChatService {
     void conversations
       .titleFromQuestion(userId, question.conversationId, question.content)
       .catch(() => undefined);
-    const history = await threadHistory(messages, userId, question, this.limits.historyMessages);
-    const passages = await this.retrieval.forQuestion(question, emit);
+    // The history and the search at once: neither needs the other. The search never rejects
+    // (without passages the turn goes on); a failed history read waits for it to end first.
+    const searched = this.retrieval.forQuestion(question, emit);
+    const history = await threadHistory(
+      messages,
+      userId,
+      question,
+      this.limits.historyMessages,
+    ).catch(async (err: unknown) => {
+      await searched;
+      throw err;
+    });
+    const passages = await searched;
     const outcome = await runTurn(
       llm,
       {
