@@ -73,6 +73,8 @@ interface Run {
     /** The turns' steps, by name (bench/lib/chat-server.ts spans): alone, and in the burst. */
     aloneSteps: Record<string, Stats>;
     steps: Record<string, Stats>;
+    /** When each step started in the burst, ms from the sends. */
+    startedAt?: Record<string, Stats>;
   };
   load: number;
 }
@@ -186,6 +188,7 @@ async function measure(
       health: burstHealth,
       aloneSteps: burst.aloneSteps,
       steps: burst.bursts[0]?.steps ?? {},
+      startedAt: burst.bursts[0]?.startedAt ?? {},
     },
   };
 }

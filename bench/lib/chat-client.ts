@@ -34,9 +34,16 @@ export interface ServerChild {
 
 const SERVER = path.join(import.meta.dirname, 'chat-server.ts');
 
+function whatIf(): Record<string, string> {
+  const pairs = (process.env.BENCH_SERVICE_ENV ?? '').split(/\s+/).filter((p) => p.includes('='));
+  return Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+}
+
 /**
  * Starts the service child with exactly `env` (plus PATH and HOME); resolves once it listens.
  * BENCH_CPU_PROF=<dir> profiles the child's main thread (V8 .cpuprofile files, written at exit).
+ * BENCH_SERVICE_ENV="NAME=value NAME=value" adds settings to the child's environment, for a
+ * what-if run (the report does not say so: record it with the figures).
  */
 export async function startServer(
   env: Record<string, string>,
@@ -49,7 +56,7 @@ export async function startServer(
       'tsx',
       ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
     ],
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, ...whatIf() },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   const out = createWriteStream(logFile);

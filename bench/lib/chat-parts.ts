@@ -202,6 +202,8 @@ export interface Burst {
   turns: TurnResult[];
   /** Durations of the turns' steps during the burst, by span name (see chat-server.ts). */
   steps: Record<string, Stats>;
+  /** When each step started, ms from the burst's start (the clients' sends), by span name. */
+  startedAt?: Record<string, Stats>;
   seconds: number;
 }
 
@@ -215,11 +217,26 @@ export interface ConcurrentResult {
 
 /** The durations of the spans recorded since the last call, by name. */
 async function steps(server: ServerChild): Promise<Record<string, Stats>> {
-  const byName = new Map<string, number[]>();
+  return (await timeline(server, 0)).steps;
+}
+
+/**
+ * The spans recorded since the last call, by name: their durations, and when they started, in ms
+ * from `origin` (a `performance.timeOrigin`-based time, as the spans are).
+ */
+async function timeline(
+  server: ServerChild,
+  origin: number,
+): Promise<{ steps: Record<string, Stats>; startedAt: Record<string, Stats> }> {
+  const durations = new Map<string, number[]>();
+  const starts = new Map<string, number[]>();
   for (const span of await server.call('spans')) {
-    byName.set(span.name, [...(byName.get(span.name) ?? []), span.end - span.start]);
+    durations.set(span.name, [...(durations.get(span.name) ?? []), span.end - span.start]);
+    starts.set(span.name, [...(starts.get(span.name) ?? []), span.start - origin]);
   }
-  return Object.fromEntries([...byName].map(([name, v]) => [name, stats(v)]));
+  const byName = (m: Map<string, number[]>) =>
+    Object.fromEntries([...m].map(([name, v]) => [name, stats(v)]));
+  return { steps: byName(durations), startedAt: byName(starts) };
 }
 
 async function drained(server: ServerChild): Promise<void> {
@@ -272,7 +289,7 @@ export async function concurrentPart(
     );
     const seconds = (performance.now() - t0) / 1000;
     await drained(server);
-    bursts.push({ turns, steps: await steps(server), seconds });
+    bursts.push({ turns, ...(await timeline(server, performance.timeOrigin + t0)), seconds });
     const p99 = stats(turns.map((t) => t.firstChunkMs)).p99;
     console.log(
       `burst ${String(b + 1)}: first chunk p99 ${p99.toFixed(0)} ms, ${seconds.toFixed(1)} s`,
