@@ -81,6 +81,27 @@ describe('SearchGate', () => {
     await Promise.all(queued);
   });
 
+  it('judges the wait by the pace searches complete at while the gate is full, not a stale mean', async () => {
+    const gate = new SearchGate(1);
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // One slow search (300 ms) makes the mean duration slow for a while after...
+    await gate.run(() => sleep(300), later(1000));
+    // ...while a queue of 10 ms searches drains: by the 13th, twelve have completed about 10 ms
+    // apart with others waiting, and eight are still ahead.
+    let told: number | undefined | null = null;
+    await Promise.all(
+      Array.from({ length: 21 }, (_, i) =>
+        gate.run(async () => {
+          if (i === 12) told = gate.admit(250);
+          await sleep(10);
+        }, later(5000)),
+      ),
+    );
+    // The mean (about 30 ms now) would put eight searches at 240 ms and refuse; their pace
+    // (about 10 ms) puts them well within 250 ms.
+    expect(told).toBeUndefined();
+  });
+
   it('counts turns it admitted whose searches have not started yet', async () => {
     const gate = new SearchGate(1);
     await gate.run(() => new Promise((resolve) => setTimeout(resolve, 30)), later(1000));

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { abbreviationsIn, expandAbbreviations } from '../../modules/knowledge/abbreviations.js';
 import { sentencesOf } from '../../modules/knowledge/sentences.js';
 import { SYNONYMS } from '../embeddings/lexicon.js';
@@ -164,10 +165,21 @@ export function acronymsSpelled(text: string, acronyms: readonly string[]): stri
  * and the clinical terms of its lay phrases.
  */
 export function termsOf(text: string): Set<string> {
-  const tokens = tokenize(expandAbbreviations(text));
-  const all = [...tokens, ...expansions(tokens).flat()];
-  return new Set(all.filter(isContent).map(stem));
+  let stems = analysed.get(text);
+  if (stems === undefined) {
+    const tokens = tokenize(expandAbbreviations(text));
+    const all = [...tokens, ...expansions(tokens).flat()];
+    stems = [...new Set(all.filter(isContent).map(stem))];
+    analysed.set(text, stems);
+  }
+  return new Set(stems);
 }
+
+/**
+ * The stems of texts analysed lately: the same passages' sentences come back turn after turn, and
+ * analysing them was a quarter of the main thread's time in a burst of 200 turns (a CPU profile).
+ */
+const analysed = new LRUCache<string, readonly string[]>({ max: 10_000 });
 
 /**
  * Whether `terms` holds a question stem: the same stem, or one the light stemmer left a few
