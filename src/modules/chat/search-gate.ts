@@ -9,7 +9,20 @@
  * mean duration the gate also tells, before a turn is taken, whether its search would be answered
  * within the deadline (`admit`): a turn it would not be is refused up front, with the time after
  * which the queue should have drained, instead of being answered without passages.
+ *
+ * How fast the queue drains is measured where it can be: while searches wait for a slot, the pace
+ * at which they complete is what the engine sustains. Only without such a measure (the gate has not
+ * been full lately, as at the start of a burst) is a search counted at the fastest recent
+ * duration, one at a time: the searches that complete first in a burst share the engine with the
+ * turns' other work (storing 200 questions) and take ten times longer than the ones after them,
+ * so their mean would refuse turns the queue then serves in time. Within a few completions of the
+ * gate filling, the measured pace takes over.
  */
+/** The completions the drain pace is measured over: at most this many, in the last second. */
+const PACE_MAX_COMPLETIONS = 32;
+const PACE_MIN_COMPLETIONS = 8;
+const PACE_WINDOW_MS = 1000;
+
 export class SearchGate {
   private running = 0;
   private readonly waiting: { admit: () => void; expired: boolean }[] = [];
@@ -20,6 +33,8 @@ export class SearchGate {
   private fastestMs: number | undefined;
   /** Until when each admitted turn whose search has not asked for a slot yet counts as ahead. */
   private readonly promised: number[] = [];
+  /** When the last searches completed while others waited (the gate full), oldest first. */
+  private readonly fullCompletions: number[] = [];
 
   constructor(private readonly max: number) {
     this.limit = max;
@@ -43,7 +58,7 @@ export class SearchGate {
       let live = 0;
       for (const w of this.waiting) if (!w.expired) live += 1;
       const ahead = Math.max(0, this.running + live + this.promised.length + 1 - this.limit);
-      const drainMs = (ahead / this.limit) * mean;
+      const drainMs = ahead * (this.measuredIntervalMs(now) ?? this.fastestMs ?? mean);
       if (drainMs + mean > budgetMs) return Math.ceil(drainMs);
     }
     this.promised.push(now + budgetMs);
@@ -83,7 +98,32 @@ export class SearchGate {
     }
   }
 
+  /**
+   * The ms between completions while the gate was full, over the last few of them; undefined
+   * when too few were seen in the last second (the gate was not full: only the demand was measured).
+   */
+  private measuredIntervalMs(now: number): number | undefined {
+    const times = this.fullCompletions;
+    while (times.length > 0 && (times[0] ?? 0) < now - PACE_WINDOW_MS) times.shift();
+    if (times.length < PACE_MIN_COMPLETIONS) return undefined;
+    const first = times[0] ?? now;
+    const last = times[times.length - 1] ?? now;
+    return (last - first) / (times.length - 1);
+  }
+
+  private recordCompletion(): void {
+    const now = performance.now();
+    const full = this.waiting.some((w) => !w.expired);
+    if (!full) {
+      this.fullCompletions.length = 0;
+      return;
+    }
+    this.fullCompletions.push(now);
+    if (this.fullCompletions.length > PACE_MAX_COMPLETIONS) this.fullCompletions.shift();
+  }
+
   private observe(ms: number): void {
+    this.recordCompletion();
     this.meanMs = this.meanMs === undefined ? ms : 0.8 * this.meanMs + 0.2 * ms;
     const fastest = this.fastestMs === undefined ? ms : Math.min(ms, this.fastestMs);
     // Forgets upwards by 1% of the difference per search: the engine's speed may change.
