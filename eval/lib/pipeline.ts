@@ -62,8 +62,11 @@ export async function indexCorpus(
   const dir = await mkdtemp(join(tmpdir(), 'retrieval-eval-'));
   const pool = new ExtractionPool({ threads: 1, maxHeapMb: 1024 });
   let lexical: LexicalIndex | undefined;
+  let vectors: VectorStore | undefined;
   const close = async () => {
     await lexical?.close();
+    // The embedded store's dense copy lives in a thread, which would keep the process alive.
+    await vectors?.close();
     await pool.destroy();
     await database.close();
     await rm(dir, { recursive: true, force: true });
@@ -73,11 +76,12 @@ export async function indexCorpus(
     const { db } = database;
     const log = pino({ level: 'silent' });
     const files = new LocalDirectoryStore(dir);
-    const vectors = createVectorStore({ kind: 'embedded', db, maxStalenessMs: 0 });
+    const store = createVectorStore({ kind: 'embedded', db, maxStalenessMs: 0 });
+    vectors = store;
     const states = jobStateCounter(createMetrics().kbJobs);
     const options = { leaseMs: 60_000, retryBaseMs: 1000, batchSize: 32, watchMs: 1000 };
     // The provider under evaluation embeds (it may be tuned), not the threads' default one.
-    const parts = { db, files, embeddings, vectors, log, states, pool };
+    const parts = { db, files, embeddings, vectors: store, log, states, pool };
     const indexer = new Indexer(
       { ...parts, budgets: DEFAULT_BUDGETS, embedInThreads: false },
       options,
@@ -85,7 +89,7 @@ export async function indexCorpus(
     const jobs: string[] = [];
     const sink = { enqueue: (job: { id: string }) => Promise.resolve(void jobs.push(job.id)) };
     const audit = new AuditService(db);
-    const knowledge = new KnowledgeService(db, files, vectors, audit, sink, log, 0, states);
+    const knowledge = new KnowledgeService(db, files, store, audit, sink, log, 0, states);
     const actor = { id: randomUUID(), email: 'eval@example.test' };
     await db
       .insert(users)
@@ -126,11 +130,11 @@ export async function indexCorpus(
     const index = lexical;
     return {
       database,
-      search: new SearchService(db, embeddings, vectors, index),
+      search: new SearchService(db, embeddings, store, index),
       embeddings,
-      vectors,
+      vectors: store,
       chunks,
-      withTuning: (tuning) => new SearchService(db, embeddings, vectors, index, tuning),
+      withTuning: (tuning) => new SearchService(db, embeddings, store, index, tuning),
       close,
     };
   } catch (err) {
