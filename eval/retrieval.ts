@@ -7,7 +7,7 @@ import {
 } from '../src/modules/knowledge/search.js';
 import { HashedEmbeddings, type FeatureWeights } from '../src/providers/embeddings/hashed.js';
 import { loadQuestions, type Question } from './lib/corpus.js';
-import { firstHit, score } from './lib/metrics.js';
+import { firstHit, score, type Scores } from './lib/metrics.js';
 import { indexCorpus, type StoredChunk } from './lib/pipeline.js';
 
 /**
@@ -17,7 +17,12 @@ import { indexCorpus, type StoredChunk } from './lib/pipeline.js';
  * full-text), `dense()` (vectors) and `search()` (the fused hybrid). Recall@5 and MRR per split.
  * Tune on `dev`; `heldout` is for reporting only.
  *
- *   npx tsx eval/retrieval.ts [--misses] [--dims 768] [--weights 0.5,1,0.5]
+ * Chunk ids are random, and BM25 ties (chunks whose terms score alike) fall in id order, so one
+ * run's figures depend on the ids it drew (heldout hybrid MRR 0.675 in one run, 0.703 in another
+ * of the same code). `--runs N` indexes the corpus N times and prints each figure's mean with its
+ * range.
+ *
+ *   npx tsx eval/retrieval.ts [--runs 5] [--misses] [--dims 768] [--weights 0.5,1,0.5]
  *                             [--rrf-k 60] [--fusion 1,1] [--candidates 50] [--sweep]
  *                             [--database-url postgres://... (an empty database)]
  */
@@ -51,11 +56,42 @@ async function rankAll(
   return rankings;
 }
 
-function table(label: string, rankings: Rankings, relevant: readonly Set<string>[]): string[] {
-  const lines = [`${label} (n=${String(relevant.length)})`, 'method    recall@5   MRR'];
-  for (const method of METHODS) {
-    const s = score(rankings[method], relevant);
-    lines.push(`${method.padEnd(9)} ${s.recallAt5.toFixed(3).padStart(8)}   ${s.mrr.toFixed(3)}`);
+const SPLITS = ['dev', 'heldout', 'all'] as const;
+/** A run's scores, by split then method. */
+type RunScores = Record<(typeof SPLITS)[number], Record<Method, Scores>>;
+
+function scoresOf(
+  questions: readonly Question[],
+  rankings: Rankings,
+  relevant: readonly Set<string>[],
+): RunScores {
+  const bySplit = (split: (typeof SPLITS)[number]) => {
+    const keep = questions.map((q) => split === 'all' || q.split === split);
+    const kept = <T>(list: readonly T[]) => list.filter((_, i) => keep[i]);
+    return Object.fromEntries(
+      METHODS.map((m) => [m, score(kept(rankings[m]), kept(relevant))]),
+    ) as Record<Method, Scores>;
+  };
+  return { dev: bySplit('dev'), heldout: bySplit('heldout'), all: bySplit('all') };
+}
+
+/** One run's figures; of several, each figure's mean and its range. */
+function tables(runs: readonly RunScores[]): string[] {
+  const figure = (values: number[]) => {
+    const mean = values.reduce((a, b) => a + b, 0) / values.length;
+    if (values.length === 1) return mean.toFixed(3);
+    return `${mean.toFixed(3)} (${Math.min(...values).toFixed(3)}-${Math.max(...values).toFixed(3)})`;
+  };
+  const lines: string[] = [];
+  for (const split of SPLITS) {
+    const n = runs[0]?.[split].lexical.n ?? 0;
+    const runsNote = runs.length > 1 ? `, ${String(runs.length)} runs: mean (range)` : '';
+    lines.push('', `${split} (n=${String(n)}${runsNote})`, 'method    recall@5   MRR');
+    for (const method of METHODS) {
+      const recall = figure(runs.map((r) => r[split][method].recallAt5));
+      const mrr = figure(runs.map((r) => r[split][method].mrr));
+      lines.push(`${method.padEnd(9)} ${recall.padStart(8)}   ${mrr}`);
+    }
   }
   return lines;
 }
@@ -131,6 +167,7 @@ async function main(): Promise<void> {
       fusion: { type: 'string' },
       candidates: { type: 'string' },
       'database-url': { type: 'string' },
+      runs: { type: 'string', default: '1' },
       misses: { type: 'boolean', default: false },
       sweep: { type: 'boolean', default: false },
     },
@@ -141,6 +178,27 @@ async function main(): Promise<void> {
     ...(weights === undefined ? {} : { weights }),
   });
   const questions = await loadQuestions(join(here, 'questions.json'));
+  const runs: RunScores[] = [];
+  const count = Math.max(1, Number(values.runs));
+  for (let run = 0; run < count; run += 1) {
+    const scores = await evaluate(values, embeddings, questions, run === 0);
+    if (scores === undefined) return;
+    runs.push(scores);
+  }
+  console.log(tables(runs).join('\n'));
+}
+
+/** Indexes the corpus and ranks every question; undefined when `--sweep` printed instead. */
+async function evaluate(
+  values: Parameters<typeof tuningOf>[0] & {
+    'database-url'?: string | undefined;
+    sweep?: boolean | undefined;
+    misses?: boolean | undefined;
+  },
+  embeddings: HashedEmbeddings,
+  questions: readonly Question[],
+  first: boolean,
+): Promise<RunScores | undefined> {
   const started = performance.now();
   const pipeline = await indexCorpus(join(here, 'corpus'), embeddings, {
     databaseUrl: values['database-url'],
@@ -148,10 +206,11 @@ async function main(): Promise<void> {
   try {
     const seconds = (performance.now() - started) / 1000;
     const docs = new Set(pipeline.chunks.map((c) => c.docKey)).size;
-    console.log(
-      `${String(docs)} documents, ${String(pipeline.chunks.length)} chunks indexed in ` +
-        `${seconds.toFixed(1)} s (${pipeline.database.kind}); model ${embeddings.model}`,
-    );
+    if (first)
+      console.log(
+        `${String(docs)} documents, ${String(pipeline.chunks.length)} chunks indexed in ` +
+          `${seconds.toFixed(1)} s (${pipeline.database.kind}); model ${embeddings.model}`,
+      );
     const relevant = questions.map((q) => relevantChunks(pipeline.chunks, q));
     const empty = questions.filter((_, i) => relevant[i]?.size === 0).map((q) => q.id);
     if (empty.length > 0) throw new Error(`no chunk contains the answer of ${empty.join(', ')}`);
@@ -164,34 +223,17 @@ async function main(): Promise<void> {
         dev.map((d) => d.q),
         dev.map((d) => d.relevant ?? new Set<string>()),
       );
-      return;
+      return undefined;
     }
     const tuning = tuningOf(values);
     const search = pipeline.withTuning(tuning);
     const depth = tuning.candidates ?? HASHED_TUNING.candidates;
     const rankings = await rankAll(search, questions, depth);
-    for (const split of ['dev', 'heldout', 'all'] as const) {
-      const keep = questions.map((q) => split === 'all' || q.split === split);
-      const pick = (r: Rankings): Rankings => ({
-        lexical: r.lexical.filter((_, i) => keep[i]),
-        dense: r.dense.filter((_, i) => keep[i]),
-        hybrid: r.hybrid.filter((_, i) => keep[i]),
-      });
-      console.log(
-        [
-          '',
-          ...table(
-            split,
-            pick(rankings),
-            relevant.filter((_, i) => keep[i]),
-          ),
-        ].join('\n'),
-      );
-    }
-    if (values.misses)
+    if (values.misses && first)
       console.log(
         ['\ndev misses (first relevant rank)', ...misses(questions, rankings, relevant)].join('\n'),
       );
+    return scoresOf(questions, rankings, relevant);
   } finally {
     await pipeline.close();
   }
