@@ -194,6 +194,36 @@ describe('PGlite in a worker thread', () => {
     expect(order).toEqual(['transaction', 'outside']);
   });
 
+  it('sends a transaction’s first statement right behind its BEGIN, not after BEGIN’s answer', async () => {
+    // A host of its own, to count the calls waiting for an answer.
+    const host = new PgliteHost();
+    const own = await openRemotePglite(undefined, host);
+    const waiting = () => (host as unknown as { calls: Map<number, unknown> }).calls.size;
+    try {
+      let sentWithBegin = 0;
+      await own.transaction(async (tx) => {
+        const created = tx.query('create table t (x int)');
+        sentWithBegin = waiting();
+        await created;
+        await tx.query('insert into t values (1)');
+      });
+      // BEGIN and the first statement were both on their way before either was answered.
+      expect(sentWithBegin).toBe(2);
+      expect((await own.query('select x from t')).rows).toEqual([{ x: 1 }]);
+      // A transaction that fails right behind its BEGIN rolls back as before.
+      await rejection(
+        own.transaction(async (tx) => {
+          await tx.query('insert into t values (2)');
+          await tx.query('insert into missing values (3)');
+        }),
+      );
+      expect((await own.query('select x from t')).rows).toEqual([{ x: 1 }]);
+    } finally {
+      await own.close();
+      await host.terminate();
+    }
+  });
+
   it("keeps this thread's event loop running while a long statement runs", async () => {
     const order: string[] = [];
     const long = remote

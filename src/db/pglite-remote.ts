@@ -164,11 +164,17 @@ export class PgliteHost {
   }
 
   call(db: number, request: Request): Promise<Done> {
+    return this.send(db, request).answer;
+  }
+
+  /** Sends `request` now; its id (a transaction's, for `begin`) is known before its answer. */
+  send(db: number, request: Request): { id: number; answer: Promise<Done> } {
     if (this.refusal !== undefined) {
-      return Promise.reject(new Error(this.refusal.message, { cause: this.refusal.cause }));
+      const { message, cause } = this.refusal;
+      return { id: 0, answer: Promise.reject(new Error(message, { cause })) };
     }
     const id = ++this.nextId;
-    return new Promise<Done>((resolve, reject) => {
+    const answer = new Promise<Done>((resolve, reject) => {
       this.calls.set(id, { resolve, reject });
       // A caller awaiting the database keeps the process alive, as it would with PGlite in-process
       // (whose work is all on this thread).
@@ -181,6 +187,7 @@ export class PgliteHost {
         reject(err instanceof Error ? err : new Error(String(err)));
       }
     });
+    return { id, answer };
   }
 
   private answer(answer: FromPgliteThread): void {
@@ -234,7 +241,17 @@ export class RemotePglite implements RemoteQueryable {
    * outside it meanwhile wait in the thread until it ends.
    */
   async transaction<T>(callback: (tx: RemoteQueryable) => Promise<T>): Promise<T> {
-    const { id } = await this.call({ type: 'begin' });
+    // The first statement goes right behind the BEGIN (the thread runs it once inside), rather
+    // than after BEGIN's answer came back: the transaction, which keeps every other statement
+    // out, is not held open across one more turn of this thread's event loop.
+    const { id, answer } =
+      this.refusal === undefined
+        ? this.host.send(this.db, { type: 'begin' })
+        : { id: 0, answer: Promise.reject(new Error(this.refusal)) };
+    const begun = answer.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     let open = true;
     const tx: RemoteQueryable = {
       query: <R>(sql: string, params?: unknown[], options?: QueryOptions) =>
@@ -247,12 +264,17 @@ export class RemotePglite implements RemoteQueryable {
       result = await callback(tx);
     } catch (err) {
       open = false;
+      // A BEGIN that failed failed the statements behind it: its error is the cause.
+      const failedToBegin = await begun;
+      if (failedToBegin !== undefined) throw failedToBegin;
       // The callback's error is the one that matters; a rollback that fails too means the thread
       // is gone or PGlite is broken, which the next call reports.
       await this.call({ type: 'rollback', tx: id }).catch(() => undefined);
       throw err;
     }
     open = false;
+    const failedToBegin = await begun;
+    if (failedToBegin !== undefined) throw failedToBegin;
     await this.call({ type: 'commit', tx: id });
     return result;
   }

@@ -59,6 +59,18 @@ function wireResults(result: Results<unknown>): WireResults {
   return rest;
 }
 
+/**
+ * Transactions whose BEGIN is under way, by id: their first statements are sent right behind the
+ * BEGIN, without waiting for its answer, and wait here for it.
+ */
+const beginning = new Map<number, Promise<void>>();
+
+/** The transaction `id`, once its BEGIN (if still under way) is done. */
+async function begun(id: number): Promise<OpenTransaction> {
+  await beginning.get(id)?.catch(() => undefined);
+  return openTransaction(id);
+}
+
 function openTransaction(id: number): OpenTransaction {
   const open = transactions.get(id);
   if (open === undefined) throw new Error(`PGlite thread: transaction ${id} is not open`);
@@ -112,24 +124,31 @@ async function handle(message: ToPgliteThread): Promise<WireResults | null> {
       return null;
     }
     case 'query': {
-      const target = message.tx === null ? database(message.db) : openTransaction(message.tx).tx;
+      const target = message.tx === null ? database(message.db) : (await begun(message.tx)).tx;
       const parsers = Object.fromEntries(message.textTypes.map((oid) => [oid, asText]));
       const options =
         message.rowMode === null ? { parsers } : { parsers, rowMode: message.rowMode };
       return wireResults(await target.query<unknown>(message.sql, message.params, options));
     }
-    case 'begin':
-      await begin(database(message.db), message.id);
+    case 'begin': {
+      const started = begin(database(message.db), message.id);
+      beginning.set(message.id, started);
+      try {
+        await started;
+      } finally {
+        beginning.delete(message.id);
+      }
       return null;
+    }
     case 'commit': {
-      const open = openTransaction(message.tx);
+      const open = await begun(message.tx);
       transactions.delete(message.tx);
       open.decide(true);
       await open.outcome;
       return null;
     }
     case 'rollback': {
-      const open = openTransaction(message.tx);
+      const open = await begun(message.tx);
       transactions.delete(message.tx);
       open.decide(false);
       await open.outcome.catch((err: unknown) => {
