@@ -102,20 +102,6 @@ describe('SearchGate', () => {
     expect(told).toBeUndefined();
   });
 
-  it('without a measured pace, counts a search at the fastest recent duration, not a burst’s first', async () => {
-    const gate = new SearchGate(4);
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    for (let i = 0; i < 3; i += 1) await gate.run(() => sleep(10), later(1000));
-    // Four searches of 150 ms side by side, as the first of a burst take: the mean rises to about
-    // 90 ms and the limit falls to one.
-    await Promise.all(Array.from({ length: 4 }, () => gate.run(() => sleep(150), later(1000))));
-    expect(gate.size).toBe(1);
-    // Counted at about 10 ms a search, ten admitted turns fit in 300 ms (counted at the mean, the
-    // third would not).
-    const told = Array.from({ length: 10 }, () => gate.admit(300));
-    expect(told.every((t) => t === undefined)).toBe(true);
-  });
-
   it('counts turns it admitted whose searches have not started yet', async () => {
     const gate = new SearchGate(1);
     await gate.run(() => new Promise((resolve) => setTimeout(resolve, 30)), later(1000));

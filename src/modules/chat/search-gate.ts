@@ -1,3 +1,8 @@
+/** The completions the drain pace is measured over: at most this many, in the last second. */
+const PACE_MAX_COMPLETIONS = 32;
+const PACE_MIN_COMPLETIONS = 8;
+const PACE_WINDOW_MS = 1000;
+
 /**
  * The chat turns' knowledge-base searches: at most `limit` at once, the others waiting in order. A
  * turn whose wait outlasts its deadline leaves the queue without searching, and a search given up
@@ -11,18 +16,14 @@
  * which the queue should have drained, instead of being answered without passages.
  *
  * How fast the queue drains is measured where it can be: while searches wait for a slot, the pace
- * at which they complete is what the engine sustains. Only without such a measure (the gate has not
- * been full lately, as at the start of a burst) is a search counted at the fastest recent
- * duration, one at a time: the searches that complete first in a burst share the engine with the
- * turns' other work (storing 200 questions) and take ten times longer than the ones after them,
- * so their mean would refuse turns the queue then serves in time. Within a few completions of the
- * gate filling, the measured pace takes over.
+ * at which they complete is what the engine sustains. Before there is such a pace (the gate has
+ * not been full in the last second, as at the start of a burst) it is estimated from the mean
+ * duration and the limit. That estimate is pessimistic at a burst's start, whose first searches
+ * share the engine with the turns' other work (storing the questions): it refuses turns the queue
+ * would have served in time, but it does not admit turns that then miss the deadline, which
+ * counting a search at the fastest recent duration did (24 of 200 turns without passages at
+ * 20,000 chunks on PGlite, bench/search-scale.ts).
  */
-/** The completions the drain pace is measured over: at most this many, in the last second. */
-const PACE_MAX_COMPLETIONS = 32;
-const PACE_MIN_COMPLETIONS = 8;
-const PACE_WINDOW_MS = 1000;
-
 export class SearchGate {
   private running = 0;
   private readonly waiting: { admit: () => void; expired: boolean }[] = [];
@@ -58,7 +59,7 @@ export class SearchGate {
       let live = 0;
       for (const w of this.waiting) if (!w.expired) live += 1;
       const ahead = Math.max(0, this.running + live + this.promised.length + 1 - this.limit);
-      const drainMs = ahead * (this.measuredIntervalMs(now) ?? this.fastestMs ?? mean);
+      const drainMs = ahead * (this.measuredIntervalMs(now) ?? mean / this.limit);
       if (drainMs + mean > budgetMs) return Math.ceil(drainMs);
     }
     this.promised.push(now + budgetMs);
