@@ -250,7 +250,7 @@ export class RemotePglite implements RemoteQueryable {
         : { id: 0, answer: Promise.reject(new Error(this.refusal)) };
     const begun = answer.then(
       () => undefined,
-      (err: unknown) => err,
+      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
     );
     let open = true;
     const tx: RemoteQueryable = {
