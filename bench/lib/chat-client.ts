@@ -36,7 +36,9 @@ const SERVER = path.join(import.meta.dirname, 'chat-server.ts');
 
 function whatIf(): Record<string, string> {
   const pairs = (process.env.BENCH_SERVICE_ENV ?? '').split(/\s+/).filter((p) => p.includes('='));
-  return Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]),
+  );
 }
 
 /**
