@@ -3,20 +3,23 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sqlState } from '../src/db/errors.js';
 import { SearchService } from '../src/modules/knowledge/search.js';
 import { createEmbeddings } from '../src/providers/embeddings/index.js';
-import { createTestApp, type TestApp } from './helpers/app.js';
-import { createUser } from './helpers/factories.js';
-import { uploadNew, waitForJob } from './helpers/knowledge.js';
+import { createKbApp, uploadNew, waitIndexed, type KbApp } from './helpers/knowledge.js';
+
+/** A one-line document, uploaded by the app's administrator and indexed. */
+async function indexed(t: KbApp, title: string, file: string): Promise<void> {
+  await waitIndexed(t.app, t.admin.access, await uploadNew(t.app, t.admin.access, { file, title }));
+}
 
 /**
  * A search's last step reads the passages from the database under a statement timeout: a database
  * that holds the read (here: a lock another session keeps) fails the search, it does not hang it.
  */
 describe('the passages read under a statement timeout (PostgreSQL)', () => {
-  let t: TestApp;
+  let t: KbApp;
   let locker: pg.Client;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createKbApp();
     locker = new pg.Client({ connectionString: t.deps.config.databaseUrl });
     await locker.connect();
   });
@@ -26,12 +29,7 @@ describe('the passages read under a statement timeout (PostgreSQL)', () => {
   });
 
   it('fails with the statement timeout while the chunks are locked, and reads once they are not', async () => {
-    const admin = await createUser(t.app, t.deps, { admin: true });
-    const doc = await uploadNew(t.app, admin.access, {
-      file: 'Tenecteplase is given as one bolus over five seconds.',
-      title: 'Tenecteplase',
-    });
-    await waitForJob(t.app, admin.access, doc.job?.id ?? '', 'completed');
+    await indexed(t, 'Tenecteplase', 'Tenecteplase is given as one bolus over five seconds.');
     const { knowledge } = t.deps;
     const search = new SearchService(
       t.deps.database.db,
@@ -62,22 +60,17 @@ describe('the passages read under a statement timeout (PostgreSQL)', () => {
  * the passages in one statement: a transaction there would only hold the one connection longer.
  */
 describe('the passages read on the embedded default (PGlite)', () => {
-  let t: TestApp;
+  let t: KbApp;
 
   beforeAll(async () => {
-    t = await createTestApp({ backend: 'pglite' });
+    t = await createKbApp({ backend: 'pglite' });
   });
   afterAll(async () => {
     await t.close();
   });
 
   it('is one statement, not a transaction, and finds the passage', async () => {
-    const admin = await createUser(t.app, t.deps, { admin: true });
-    const doc = await uploadNew(t.app, admin.access, {
-      file: 'Alteplase is given as an infusion over sixty minutes.',
-      title: 'Alteplase',
-    });
-    await waitForJob(t.app, admin.access, doc.job?.id ?? '', 'completed');
+    await indexed(t, 'Alteplase', 'Alteplase is given as an infusion over sixty minutes.');
     const db = t.deps.database.db;
     const transaction = vi.spyOn(db, 'transaction');
     try {
