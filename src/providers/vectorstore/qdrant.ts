@@ -40,7 +40,16 @@ export interface ReadyCollection {
  */
 export class QdrantCollections {
   readonly client: QdrantClient;
-  private readonly batchSize: number;
+
+  constructor(private readonly options: Omit<QdrantVectorStoreOptions, 'collectionPrefix'>) {
+    this.client = new QdrantClient({
+      url: options.url,
+      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+      // The default sends GET / from the constructor and only logs the outcome.
+      checkCompatibility: false,
+      timeout: options.timeoutMs ?? 10_000,
+    });
+  }
 
   /**
    * Checks every point's size, then writes them `batchSize` at a time, each batch applied before
@@ -53,25 +62,15 @@ export class QdrantCollections {
     vectorOf: (p: VectorPoint) => Schemas['PointStruct']['vector'],
   ): Promise<void> {
     for (const p of points) checkLength(p.vector, dimensions);
-    for (let start = 0; start < points.length; start += this.batchSize) {
-      const batch = points.slice(start, start + this.batchSize).map((p) => ({
+    const batchSize = this.options.batchSize ?? 256;
+    for (let start = 0; start < points.length; start += batchSize) {
+      const batch = points.slice(start, start + batchSize).map((p) => ({
         id: p.id,
         vector: vectorOf(p),
         payload: { ...p.payload },
       }));
       await this.call('upsert', () => this.client.upsert(name, { wait: true, points: batch }));
     }
-  }
-
-  constructor(private readonly options: Omit<QdrantVectorStoreOptions, 'collectionPrefix'>) {
-    this.batchSize = options.batchSize ?? 256;
-    this.client = new QdrantClient({
-      url: options.url,
-      ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
-      // The default sends GET / from the constructor and only logs the outcome.
-      checkCompatibility: false,
-      timeout: options.timeoutMs ?? 10_000,
-    });
   }
 
   /**
