@@ -4,7 +4,7 @@
 NPM ?= npm
 STAMP := node_modules/.install-stamp
 
-.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-audit bench-chat bench-voice bench-voice-wer bench-cache bench-ehr bench-llm-usage bench-lexical-candidates bench-search services tools openapi clean
+.PHONY: run dev worker speech test lint typecheck format build bench bench-conversations bench-knowledge bench-indexing bench-audit bench-chat bench-voice bench-voice-wer bench-cache bench-ehr bench-llm-usage bench-lexical-candidates bench-search bench-vectors services tools openapi clean
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -92,6 +92,11 @@ bench-chat: $(STAMP) services
 ## Issue 24: search through the API at 20,000 and 200,000 chunks, embedded and PostgreSQL (about 30 minutes).
 bench-search: $(STAMP) services
 	npx tsx bench/search-scale.ts
+
+## Issue 24: the embedded dense copy's exact scan against its approximate graph, 20,000, 50,000 and 200,000
+## rows (in process, no services; about 5 minutes).
+bench-vectors: $(STAMP)
+	npx tsx bench/vector-index.ts
 
 ## The voice benchmark: latency, barge-in, recognizer speed, overhead, sessions at once and idle CPU
 ## with the offline providers (needs PostgreSQL, Redis and the speech tools; about 10 minutes).

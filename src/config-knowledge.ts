@@ -41,6 +41,8 @@ export const KnowledgeEnv = {
     default: 'embedded',
   }),
   VECTOR_INDEX_MAX_STALENESS_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+  // Rows from which the embedded dense copy ranks through an approximate graph (HNSW).
+  VECTOR_INDEX_APPROXIMATE_FROM: Type.Integer({ minimum: 1, maximum: 1e9, default: 50_000 }),
   KB_WORKER_ENABLED: Type.Boolean({ default: true }),
   KB_JOB_MAX_RETRIES: Type.Integer({ minimum: 0, maximum: 20, default: 3 }),
   KB_JOB_RETRY_BASE_MS: Type.Integer({ minimum: 10, maximum: 3_600_000, default: 5000 }),
@@ -72,6 +74,8 @@ export interface KnowledgeConfig {
    */
   searchEngine: 'embedded' | 'qdrant';
   vectorIndexMaxStalenessMs: number;
+  /** Rows from which the embedded dense copy ranks through an approximate graph (HNSW). */
+  vectorIndexApproximateFrom: number;
   jobs: {
     /** Run indexing jobs in this instance (an API-only instance can leave them to others). */
     workerEnabled: boolean;
@@ -166,6 +170,7 @@ export function knowledgeConfig(env: KnowledgeEnvValues): KnowledgeConfig {
           },
     searchEngine: env.KB_SEARCH_ENGINE,
     vectorIndexMaxStalenessMs: env.VECTOR_INDEX_MAX_STALENESS_MS,
+    vectorIndexApproximateFrom: env.VECTOR_INDEX_APPROXIMATE_FROM,
     jobs: {
       workerEnabled: env.KB_WORKER_ENABLED,
       maxRetries: env.KB_JOB_MAX_RETRIES,

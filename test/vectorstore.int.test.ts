@@ -101,6 +101,34 @@ describe.each<Backend>(['postgres', 'pglite'])('embedded vector store on %s', (b
     expect(await store.search(unit(1, 0, 0, 0), { limit: 5, category: 'none' })).toEqual([]);
   });
 
+  it('answers through its approximate graph past approximateFrom, linked in its thread', async () => {
+    const onThreadEnded = vi.fn();
+    const store = new EmbeddedVectorStore(db(), {
+      maxStalenessMs: 0,
+      approximateFrom: 1000,
+      onThreadEnded,
+    });
+    await store.ensureReady(DIMS, `${MODEL}-${randomUUID()}`);
+    const doc = await insertDocument(db(), 'general', 2000);
+    const vectors = doc.chunkIds.map((_, i) => unit(Math.cos(i), Math.sin(i), Math.cos(i / 7), 1));
+    await store.upsert(doc.chunkIds.map((id, i) => point(doc, id, vectors[i] ?? unit(1, 0, 0, 0))));
+    const query = unit(1, 0.2, 0.5, 1);
+    const dot = (v: Float32Array) => v.reduce((sum, x, j) => sum + x * (query[j] ?? 0), 0);
+    const expected = doc.chunkIds
+      .map((id, i) => ({ id, score: dot(vectors[i] ?? query) }))
+      .sort((x, y) => y.score - x.score)
+      .slice(0, 3);
+    // Before the rows are linked (the scan answers) and after (the graph's candidates do).
+    for (const pause of [0, 200, 1000]) {
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      const hits = await store.search(query, { limit: 3 });
+      expect(hits.map((h) => h.id)).toEqual(expected.map((e) => e.id));
+      expect(hits[0]?.score).toBeCloseTo(expected[0]?.score ?? NaN, 5);
+    }
+    expect(onThreadEnded).not.toHaveBeenCalled();
+    await store.close();
+  });
+
   it('replaces a vector upserted again and stores it as float32 little-endian', async () => {
     const store = await newStore();
     const doc = await insertDocument(db(), 'general', 2);

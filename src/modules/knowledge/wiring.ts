@@ -220,6 +220,7 @@ export function vectorStoreFor(config: Config, db: Db, log: Logger): VectorStore
         kind: 'embedded',
         db,
         maxStalenessMs: config.vectorIndexMaxStalenessMs,
+        approximateFrom: config.vectorIndexApproximateFrom,
         onThreadEnded: (err) => {
           log.error({ err }, 'dense index thread ended; the next search loads the copy again');
         },

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { AnnGraph } from './ann-graph.js';
 import { DenseIndex } from './dense-index.js';
 import { createInt8Kernel } from './int8-kernel.js';
 import { decodeVectorInto, encodeVector } from './vector-codec.js';
@@ -68,7 +69,7 @@ describe('dense index', () => {
 
   it('returns the exact top hits and cosine scores, with and without a category', () => {
     for (const preferWasm of [true, false]) {
-      const index = new DenseIndex(dims, 16, preferWasm); // grows several times
+      const index = new DenseIndex(dims, { initialCapacity: 16, preferWasm }); // grows several times
       data.forEach((v, i) => {
         index.set(entry(i), v);
       });
@@ -87,7 +88,7 @@ describe('dense index', () => {
   });
 
   it('replaces, removes and keeps the remaining rows searchable', () => {
-    const index = new DenseIndex(dims, 4);
+    const index = new DenseIndex(dims, { initialCapacity: 4 });
     data.slice(0, 100).forEach((v, i) => {
       index.set(entry(i), v);
     });
@@ -115,6 +116,81 @@ describe('dense index', () => {
     expect(index.search(query, 10).map((h) => h.id)).toEqual(expected);
     expect(index.removeWhere(() => true)).toBe(93);
     expect(index.search(query, 10)).toEqual([]);
+  });
+});
+
+describe('dense index past approximateFrom (HNSW candidates, exact scores)', () => {
+  const dims = 64;
+  const data = vectors(3000, dims, 11);
+  const queries = vectors(20, dims, 13);
+  const drain = (index: DenseIndex) => {
+    while (index.drainGraph(500) > 0);
+  };
+
+  it('scans exactly until every row is linked, then ranks the graph candidates exactly', () => {
+    const index = new DenseIndex(dims, { approximateFrom: 2000 });
+    data.forEach((v, i) => {
+      index.set(entry(i), v);
+    });
+    expect(index.graphWaiting).toBe(3000);
+    expect(index.ranking).toBe('exact');
+    const query = queries[0] ?? new Float32Array(dims);
+    expect(index.search(query, 10).map((h) => h.id)).toEqual(
+      exactTop(data, query, 10).map((e) => e.id),
+    );
+
+    const graphSearch = vi.spyOn(AnnGraph.prototype, 'search');
+    expect(graphSearch).not.toHaveBeenCalled();
+    drain(index);
+    expect(index.ranking).toBe('approximate');
+    let found = 0;
+    for (const q of queries) {
+      const expected = exactTop(data, q, 10);
+      const hits = index.search(q, 10);
+      expect(hits).toHaveLength(10);
+      for (const hit of hits) {
+        expect(hit.score).toBeCloseTo(dot(data[Number(hit.id.slice(6))] ?? q, q), 5);
+      }
+      const ids = new Set(hits.map((h) => h.id));
+      found += expected.filter((e) => ids.has(e.id)).length;
+    }
+    expect(found / (queries.length * 10)).toBeGreaterThan(0.95);
+    expect(graphSearch).toHaveBeenCalledTimes(queries.length);
+    graphSearch.mockRestore();
+    // A category with a quarter of the rows needs more candidates than a quarter of the rows: exact.
+    const cat = index.search(query, 5, 'cat-2').map((h) => h.id);
+    expect(cat).toEqual(exactTop(data, query, 5, (i) => i % 4 === 2).map((e) => e.id));
+  });
+
+  it('links replaced rows again, forgets removed ones and drops the graph below half', () => {
+    const index = new DenseIndex(dims, { approximateFrom: 2000 });
+    data.forEach((v, i) => {
+      index.set(entry(i), v);
+    });
+    drain(index);
+    const target = data[5] ?? new Float32Array(dims);
+    index.set(entry(2999), target);
+    expect(index.graphWaiting).toBe(1);
+    expect(index.ranking).toBe('exact');
+    drain(index);
+    expect(index.ranking).toBe('approximate');
+    expect(new Set(index.search(target, 2).map((h) => h.id))).toEqual(
+      new Set(['chunk-5', 'chunk-2999']),
+    );
+
+    expect(index.removeWhere((e) => e.id === 'chunk-5')).toBe(1);
+    expect(index.search(target, 1).map((h) => h.id)).toEqual(['chunk-2999']);
+    expect(index.ranking).toBe('approximate');
+
+    index.removeWhere((e) => Number(e.id.slice(6)) < 2100);
+    expect(index.size).toBe(900);
+    expect(index.ranking).toBe('exact');
+    expect(index.graphWaiting).toBe(0);
+    const query = queries[2] ?? new Float32Array(dims);
+    const kept = data.map((v, i) => (i === 2999 ? target : v));
+    expect(index.search(query, 10).map((h) => h.id)).toEqual(
+      exactTop(kept, query, 10, (i) => i >= 2100).map((e) => e.id),
+    );
   });
 });
 

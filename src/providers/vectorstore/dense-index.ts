@@ -1,4 +1,5 @@
 import { TopK } from '../../platform/top-k.js';
+import { AnnGraph } from './ann-graph.js';
 import type { VectorHit } from './types.js';
 import { createInt8Kernel, QUERY_SCALE, ROW_SCALE, type Int8Kernel } from './int8-kernel.js';
 
@@ -17,9 +18,32 @@ export interface IndexedEntry {
 const rescoreCandidates = (limit: number) => Math.max(limit * 4, limit + 32);
 
 /**
+ * Candidates the graph is asked for (before a category's share scales it up): at 200,000 rows
+ * this many hold 99.5% of the exact top 10 (BENCHMARKS.md "Dense ranking at scale").
+ */
+const GRAPH_CANDIDATES = 400;
+
+export interface DenseIndexOptions {
+  /** Rows allocated at first; the index doubles as it fills. */
+  initialCapacity?: number;
+  /** Scan with the WebAssembly SIMD kernel where the runtime has it (tests compare both). */
+  preferWasm?: boolean;
+  /**
+   * From this many rows on, searches ask an approximate graph (HNSW) for candidates instead of
+   * scanning every row; below half of it the graph is dropped. Unset: always the exact scan.
+   */
+  approximateFrom?: number | undefined;
+}
+
+/**
  * The in-memory copy of one model's vectors: a contiguous int8 matrix (one scale per row) scanned
  * by the SIMD kernel, float32 copies for exact rescoring, and the payload needed to filter and
- * delete. Slots are dense: removing a row moves the last row into its place.
+ * delete. Slots are dense: removing a row moves the last row into its place; each row also has a
+ * key that never moves, the approximate graph's name for it.
+ *
+ * Past `approximateFrom` rows, a search takes its candidates from an HNSW graph (AnnGraph) once
+ * every row is linked into it (`drainGraph`), and ranks them exactly with the float32 rows; a
+ * category too rare for the graph's candidates to hold enough of it is scanned exactly.
  */
 export class DenseIndex {
   private kernel: Int8Kernel;
@@ -30,13 +54,23 @@ export class DenseIndex {
   private entries: IndexedEntry[] = [];
   private slotOf = new Map<string, number>();
   private categoryIds = new Map<string, number>();
+  /** Rows per interned category id. */
+  private categoryRows: number[] = [];
+  private keyOf: number[] = [];
+  private slotOfKey = new Map<number, number>();
+  private nextKey = 0;
+  private graph: AnnGraph | undefined;
+  private readonly preferWasm: boolean;
+  private readonly approximateFrom: number;
 
   constructor(
     readonly dimensions: number,
-    initialCapacity = 1024,
-    private readonly preferWasm = true,
+    options: DenseIndexOptions = {},
   ) {
-    this.kernel = createInt8Kernel(dimensions, initialCapacity, preferWasm);
+    const initialCapacity = options.initialCapacity ?? 1024;
+    this.preferWasm = options.preferWasm ?? true;
+    this.approximateFrom = options.approximateFrom ?? Infinity;
+    this.kernel = createInt8Kernel(dimensions, initialCapacity, this.preferWasm);
     this.floats = new Float32Array(initialCapacity * dimensions);
     this.rowScale = new Float32Array(initialCapacity);
     this.categoryOf = new Int32Array(initialCapacity);
@@ -50,6 +84,21 @@ export class DenseIndex {
     return this.slotOf.has(id);
   }
 
+  /** How the next search finds its candidates. */
+  get ranking(): 'exact' | 'approximate' {
+    return this.graph?.ready === true ? 'approximate' : 'exact';
+  }
+
+  /** Rows not yet linked into the approximate graph (0 without one). */
+  get graphWaiting(): number {
+    return this.graph?.waitingRows ?? 0;
+  }
+
+  /** Links up to `maxRows` waiting rows into the approximate graph; returns how many still wait. */
+  drainGraph(maxRows: number): number {
+    return this.graph?.drain(maxRows, (key) => this.floatsOfKey(key)) ?? 0;
+  }
+
   /** Adds or replaces a vector. `vector` holds `dimensions` float32 values. */
   set(entry: IndexedEntry, vector: Float32Array): void {
     let slot = this.slotOf.get(entry.id);
@@ -58,12 +107,19 @@ export class DenseIndex {
       if (slot === this.kernel.capacity) this.grow(slot * 2);
       this.slotOf.set(entry.id, slot);
       this.entries.push(entry);
+      const key = this.nextKey++;
+      this.keyOf.push(key);
+      this.slotOfKey.set(key, slot);
     } else {
       this.entries[slot] = entry;
+      this.countCategory(this.categoryOf[slot] ?? 0, -1);
     }
     this.floats.set(vector, slot * this.dimensions);
-    this.categoryOf[slot] = this.internCategory(entry.category);
+    const category = this.internCategory(entry.category);
+    this.categoryOf[slot] = category;
+    this.countCategory(category, 1);
     this.quantise(slot, vector);
+    this.keepGraph(slot);
   }
 
   /** Removes every entry `drop` selects; returns how many. */
@@ -85,14 +141,48 @@ export class DenseIndex {
     if (rows === 0 || limit <= 0) return [];
     const categoryId = category === undefined ? -1 : (this.categoryIds.get(category) ?? -2);
     if (categoryId === -2) return [];
-    this.quantiseQuery(query);
-    this.kernel.score(rows);
-    const candidates = this.topCandidates(rows, rescoreCandidates(limit), categoryId);
+    const candidates =
+      this.graphCandidates(query, limit, categoryId) ??
+      this.scanCandidates(query, limit, categoryId);
     return candidates
       .map((slot) => ({ slot, score: this.exactScore(slot, query) }))
       .sort((a, b) => b.score - a.score)
       .slice(0, limit)
       .map(({ slot, score }) => ({ id: this.entries[slot]?.id ?? '', score }));
+  }
+
+  private scanCandidates(query: Float32Array, limit: number, categoryId: number): number[] {
+    const rows = this.entries.length;
+    this.quantiseQuery(query);
+    this.kernel.score(rows);
+    return this.topCandidates(rows, rescoreCandidates(limit), categoryId);
+  }
+
+  /**
+   * The graph's candidates (slots) in the category, or undefined when the exact scan must answer:
+   * no graph, rows still waiting to be linked, a category too rare to ask the graph about, or
+   * fewer of its rows among the candidates than asked for.
+   */
+  private graphCandidates(
+    query: Float32Array,
+    limit: number,
+    categoryId: number,
+  ): number[] | undefined {
+    const graph = this.graph;
+    if (!graph?.ready) return undefined;
+    const rows = this.entries.length;
+    const inCategory = categoryId < 0 ? rows : (this.categoryRows[categoryId] ?? 0);
+    const want = Math.max(GRAPH_CANDIDATES, rescoreCandidates(limit));
+    const ask = Math.ceil((want * rows) / Math.max(inCategory, 1));
+    if (ask > rows / 4) return undefined;
+    const slots: number[] = [];
+    for (const key of graph.search(query, ask)) {
+      const slot = this.slotOfKey.get(key);
+      if (slot !== undefined && (categoryId < 0 || this.categoryOf[slot] === categoryId)) {
+        slots.push(slot);
+      }
+    }
+    return slots.length >= Math.min(limit, inCategory) ? slots : undefined;
   }
 
   private topCandidates(rows: number, want: number, categoryId: number): number[] {
@@ -136,8 +226,47 @@ export class DenseIndex {
     const last = this.entries.length - 1;
     const removed = this.entries[slot];
     if (removed !== undefined) this.slotOf.delete(removed.id);
+    const key = this.keyOf[slot] ?? -1;
+    this.slotOfKey.delete(key);
+    this.graph?.remove(key);
+    this.countCategory(this.categoryOf[slot] ?? 0, -1);
     if (slot !== last) this.moveSlot(last, slot);
     this.entries.pop();
+    this.keyOf.pop();
+    this.keepGraph(undefined);
+  }
+
+  /**
+   * Keeps the approximate graph in step after `slot` was set (or a row removed): started with
+   * every row once the index reaches `approximateFrom`, dropped below half of it, and built again
+   * when removed rows (HNSW only marks them) outnumber the live ones.
+   */
+  private keepGraph(setSlot: number | undefined): void {
+    const rows = this.entries.length;
+    if (
+      this.graph !== undefined &&
+      (rows < this.approximateFrom / 2 || this.graph.tombstoneShare > 1)
+    ) {
+      this.graph = undefined;
+    }
+    if (this.graph === undefined) {
+      if (rows < this.approximateFrom) return;
+      this.graph = new AnnGraph(this.dimensions);
+      for (const key of this.keyOf) this.graph.set(key);
+      return;
+    }
+    if (setSlot !== undefined) this.graph.set(this.keyOf[setSlot] ?? -1);
+  }
+
+  private floatsOfKey(key: number): Float32Array | undefined {
+    const slot = this.slotOfKey.get(key);
+    if (slot === undefined) return undefined;
+    const offset = slot * this.dimensions;
+    return this.floats.subarray(offset, offset + this.dimensions);
+  }
+
+  private countCategory(categoryId: number, delta: number): void {
+    this.categoryRows[categoryId] = (this.categoryRows[categoryId] ?? 0) + delta;
   }
 
   private moveSlot(from: number, to: number): void {
@@ -151,6 +280,9 @@ export class DenseIndex {
     this.categoryOf[to] = this.categoryOf[from] ?? 0;
     this.entries[to] = entry;
     this.slotOf.set(entry.id, to);
+    const key = this.keyOf[from] ?? -1;
+    this.keyOf[to] = key;
+    this.slotOfKey.set(key, to);
   }
 
   private grow(capacity: number): void {

@@ -15,7 +15,7 @@ export type DenseRemoval = { documentId: string; exceptJobId: string | null } | 
  * meanwhile use the live one.
  */
 export type ToDenseThread = { id: number } & (
-  | { type: 'build-begin'; dimensions: number }
+  | { type: 'build-begin'; dimensions: number; approximateFrom: number | null }
   | { type: 'rows'; aside: boolean; rows: DenseRow[] }
   | { type: 'build-commit' }
   | { type: 'drop' }

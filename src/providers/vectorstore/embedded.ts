@@ -27,6 +27,11 @@ export interface EmbeddedVectorStoreOptions {
    * here). Instances that only write (indexing workers) leave it off and never hold a copy.
    */
   preload?: boolean;
+  /**
+   * From this many rows on, the copy answers from an approximate graph (HNSW; see DenseIndex).
+   * Unset: every search scans every row.
+   */
+  approximateFrom?: number | undefined;
   /** Monotonic milliseconds (tests). */
   now?: () => number;
   /** Told when the copy's thread ends unexpectedly (the next search loads the copy again). */
@@ -70,6 +75,7 @@ export class EmbeddedVectorStore implements VectorStore {
   private readonly maxStalenessMs: number;
   private readonly pageSize: number;
   private readonly preload: boolean;
+  private readonly approximateFrom: number | null;
   private readonly now: () => number;
 
   constructor(
@@ -79,6 +85,7 @@ export class EmbeddedVectorStore implements VectorStore {
     this.maxStalenessMs = options.maxStalenessMs ?? 1000;
     this.pageSize = options.pageSize ?? 5000;
     this.preload = options.preload ?? false;
+    this.approximateFrom = options.approximateFrom ?? null;
     this.now = options.now ?? (() => performance.now());
     this.thread = new ThreadCalls({
       base: import.meta.url,
@@ -204,7 +211,11 @@ export class EmbeddedVectorStore implements VectorStore {
     const state = await kbVectorsRepo.readState(this.db);
     if (!this.hasCopy || state.epoch !== this.loadedEpoch) {
       // Built aside and swapped in: searches meanwhile keep using the previous copy.
-      await this.thread.call({ type: 'build-begin', dimensions });
+      await this.thread.call({
+        type: 'build-begin',
+        dimensions,
+        approximateFrom: this.approximateFrom,
+      });
       await this.load(true, model, { afterSeq: 0, upToSeq: state.seq });
       await this.thread.call({ type: 'build-commit' });
       this.hasCopy = true;
