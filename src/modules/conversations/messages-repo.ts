@@ -2,19 +2,18 @@ import { and, asc, count, eq, max, sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.js';
 import { branches, conversations, messages, type BranchRow } from '../../db/schema/index.js';
 import type { StoredMessage } from './schema.js';
-import { threadQuery, toStored, type ThreadPage } from './thread-query.js';
+import {
+  MESSAGE_COLUMNS,
+  threadQuery,
+  toStored,
+  type RawMessage,
+  type ThreadPage,
+} from './thread-query.js';
 
 export type NewMessage = Omit<StoredMessage, 'createdAt'>;
 
-/** What an append needs to know, read under the conversation's row lock. */
-export interface AppendState {
-  lastSeq: number;
-  branchExists: boolean;
-  /** The message the new one follows: the branch's last message, else its fork point. */
-  tail: string | null;
-  /** The message already stored on the branch under the same client message id. */
-  existing: string | null;
-}
+/** How `append` went (see migration 0013, `append_message`). */
+export type AppendOutcome = 'created' | 'existing' | 'no conversation' | 'no branch';
 
 /** Where a fork starts: the message, its branch and its position. */
 export interface ForkPoint {
@@ -30,39 +29,32 @@ export interface BranchSummary extends BranchRow {
 
 export const messagesRepo = {
   /**
-   * Locks the user's conversation row (appends to one conversation run one at a time, which keeps
-   * `seq`, `messageCount` and the parent links right), then reads what the append needs. Nothing
-   * when the conversation is not the user's. Two statements: under READ COMMITTED a statement
-   * that waited for the lock would still read the other tables as they were before it waited.
+   * Appends `message` to the end of its branch in one statement (`append_message`, migration
+   * 0013): the user's conversation row is locked (appends to one conversation run one at a time,
+   * which keeps `seq`, `messageCount` and the parent links right), the branch read after the lock,
+   * and the message stored with the next `seq`, after the branch's last message unless
+   * `parentMessageId` is given. The branch's message already stored under the same client message
+   * id is returned instead, as `existing`; nothing when the conversation is not the user's or
+   * lacks the branch.
    */
-  async lockForAppend(
-    tx: Db,
+  async append(
+    db: Db,
     userId: string,
-    conversationId: string,
-    branchId: string,
-    clientMessageId: string | null,
-  ): Promise<AppendState | undefined> {
-    const [locked] = await tx
-      .select({ lastSeq: conversations.lastSeq })
-      .from(conversations)
-      .where(and(eq(conversations.id, conversationId), eq(conversations.userId, userId)))
-      .for('update');
-    if (locked === undefined) return undefined;
-    // A statement of its own, after the lock: its snapshot sees every append committed before.
-    const [branch] = await queryRows<Omit<AppendState, 'lastSeq'>>(
-      tx,
-      sql`select b.id is not null as "branchExists",
-        coalesce((select m.id from messages m
-                   where m.conversation_id = ${conversationId} and m.branch_id = ${branchId}
-                   order by m.seq desc limit 1),
-                 b.parent_message_id) as tail,
-        (select m.id from messages m
-          where m.conversation_id = ${conversationId} and m.branch_id = ${branchId}
-            and m.client_message_id = ${clientMessageId}) as existing
-      from (select 1) as one
-      left join branches b on b.conversation_id = ${conversationId} and b.id = ${branchId}`,
+    message: Omit<NewMessage, 'seq' | 'parentMessageId'> & { parentMessageId: string | null },
+  ): Promise<{ outcome: AppendOutcome; message: StoredMessage | undefined }> {
+    const m = message;
+    const [row] = await queryRows<{ outcome: AppendOutcome } & RawMessage>(
+      db,
+      sql`select r.outcome, ${MESSAGE_COLUMNS}
+        from append_message(${userId}::uuid, ${m.conversationId}::uuid, ${m.branchId},
+          ${m.clientMessageId}, ${m.id}::uuid, ${m.parentMessageId}::uuid, ${m.role}, ${m.content},
+          ${JSON.stringify(m.citations)}::json, ${JSON.stringify(m.toolCalls)}::json,
+          ${m.interrupted}, ${m.usage === null ? null : JSON.stringify(m.usage)}::json) as r
+        cross join lateral (select (r.message).*) as m`,
     );
-    return { lastSeq: locked.lastSeq, branchExists: false, tail: null, existing: null, ...branch };
+    if (row === undefined) throw new Error('append_message returned no row');
+    const found = row.outcome === 'created' || row.outcome === 'existing';
+    return { outcome: row.outcome, message: found ? toStored(row) : undefined };
   },
 
   /**
@@ -155,15 +147,6 @@ export const messagesRepo = {
       .update(conversations)
       .set({ updatedAt: at })
       .where(eq(conversations.id, conversationId));
-  },
-
-  async findById(db: Db, conversationId: string, id: string): Promise<StoredMessage | undefined> {
-    const [row] = await db
-      .select()
-      .from(messages)
-      .where(and(eq(messages.id, id), eq(messages.conversationId, conversationId)))
-      .limit(1);
-    return row;
   },
 
   /** A message of any conversation `userId` owns. */

@@ -88,40 +88,26 @@ export class MessageService {
   async append(userId: string, conversationId: string, input: AppendInput): Promise<Appended> {
     const branchId = input.branchId ?? MAIN_BRANCH;
     const clientMessageId = input.clientMessageId ?? null;
-    return this.db.transaction(async (tx) => {
-      const state = await messagesRepo.lockForAppend(
-        tx,
-        userId,
-        conversationId,
-        branchId,
-        clientMessageId,
-      );
-      if (state === undefined) throw conversationNotFound();
-      if (!state.branchExists) throw branchNotFound();
-      if (state.existing !== null) {
-        const message = await messagesRepo.findById(tx, conversationId, state.existing);
-        if (message !== undefined) return { message, created: false };
-      }
-      const message = await messagesRepo.insert(tx, {
-        id: input.id ?? randomUUID(),
-        conversationId,
-        branchId,
-        seq: state.lastSeq + 1,
-        parentMessageId: input.parentMessageId ?? state.tail,
-        role: input.role,
-        content: storable(input.content),
-        citations: (input.citations ?? []).map((c) => ({
-          ...c,
-          title: storable(c.title),
-          snippet: storable(c.snippet),
-        })),
-        toolCalls: input.toolCalls ?? [],
-        clientMessageId,
-        interrupted: input.interrupted ?? false,
-        usage: input.usage ?? null,
-      });
-      return { message, created: true };
+    const { outcome, message } = await messagesRepo.append(this.db, userId, {
+      id: input.id ?? randomUUID(),
+      conversationId,
+      branchId,
+      parentMessageId: input.parentMessageId ?? null,
+      role: input.role,
+      content: storable(input.content),
+      citations: (input.citations ?? []).map((c) => ({
+        ...c,
+        title: storable(c.title),
+        snippet: storable(c.snippet),
+      })),
+      toolCalls: input.toolCalls ?? [],
+      clientMessageId,
+      interrupted: input.interrupted ?? false,
+      usage: input.usage ?? null,
     });
+    if (outcome === 'no branch') throw branchNotFound();
+    if (message === undefined) throw conversationNotFound();
+    return { message, created: outcome === 'created' };
   }
 
   /**
