@@ -77,6 +77,8 @@ interface Run {
     startedAt?: Record<string, Stats>;
   };
   load: number;
+  /** Share of this machine's CPU time its hypervisor gave to others (steal), while seeding and measuring. */
+  stolen?: { seeding: number; measures: number };
 }
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -224,10 +226,16 @@ async function runOne(backend: Backend, size: number): Promise<Run> {
   const docs = corpus(size);
   const chunks = docs.reduce((sum, d) => sum + d.chunks, 0);
   console.log(`${tag}: seeding ${String(docs.length)} documents, ${String(chunks)} chunks`);
+  const seedStart = cpuTimes();
   const seedSeconds = await seedDocuments(server, token, docs);
   console.log(`${tag}: seeded in ${seedSeconds.toFixed(0)} s`);
   const load = loadavg()[0] ?? 0;
+  const measureStart = cpuTimes();
   const measured = await measure(server, token, tag, password);
+  const stolen = {
+    seeding: stolenShare(seedStart, measureStart),
+    measures: stolenShare(measureStart, cpuTimes()),
+  };
   const lexical = await server.call('lexical');
   const memory = await server.call('memory');
   await server.stop();
@@ -239,9 +247,28 @@ async function runOne(backend: Backend, size: number): Promise<Run> {
     lexical,
     rssBytes: memory.rss,
     load,
+    stolen,
     ...measured,
   };
 }
+
+/** The machine's CPU time counters (/proc/stat, all CPUs): total and stolen (given to other guests). */
+function cpuTimes(): { total: number; steal: number } {
+  try {
+    const fields =
+      readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ??
+      [];
+    // user nice system idle iowait irq softirq steal (guest time is counted in user already)
+    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return { total: Number.NaN, steal: Number.NaN };
+  }
+}
+
+const stolenShare = (
+  from: { total: number; steal: number },
+  to: { total: number; steal: number },
+) => (to.steal - from.steal) / (to.total - from.total);
 
 const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 
@@ -257,14 +284,14 @@ function render(date: string, runs: Run[]): string {
   const lines = [
     '## Retrieval at scale (issue 24)',
     '',
-    `- Command: \`make bench-search\` (\`bench/search-scale.ts\`), ${date}, load average at the start of each measure in the table`,
+    `- Command: \`make bench-search\` (\`bench/search-scale.ts\`), ${date}, load average at the start of each measure and the share of CPU time stolen by the hypervisor (seeding, measures) in the table`,
     `- The service in a child process as \`make run\` starts it (embedded: PGlite and no Redis) or on PostgreSQL + Redis; documents uploaded through the admin route; every question new to the search cache (a nonce word no chunk holds). ${String(settings.searches)} searches one at a time; ${String(settings.clients)} clients for ${String(settings.seconds)} s; 200 turns at once (20 users x 10 sockets) after 10 turns alone.`,
     '',
-    '| backend, chunks | load | indexing chunks/s | first search ms | search p50 / p99 ms | GET /health p50 / p99 ms (same loop) | 16 clients: searches/s | /health p99 ms meanwhile |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| backend, chunks | load | CPU stolen % (seeding, measures) | indexing chunks/s | first search ms | search p50 / p99 ms | GET /health p50 / p99 ms (same loop) | 16 clients: searches/s | /health p99 ms meanwhile |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       ({ name, r }) =>
-        `| ${name} | ${f(r.load)} | ${f(r.chunks / r.seedSeconds, 0)} | ${f(r.firstSearchMs, 0)} | ${f(r.search.p50)} / ${f(r.search.p99)} | ${f(r.healthAlone.p50, 2)} / ${f(r.healthAlone.p99, 2)} | ${f(r.concurrent.searchesPerSecond, 0)}${r.concurrent.errors > 0 ? ` (${String(r.concurrent.errors)} errors)` : ''} | ${f(r.concurrent.health.p99)} |`,
+        `| ${name} | ${f(r.load)} | ${r.stolen === undefined ? '–' : `${f(r.stolen.seeding * 100, 0)}, ${f(r.stolen.measures * 100, 0)}`} | ${f(r.chunks / r.seedSeconds, 0)} | ${f(r.firstSearchMs, 0)} | ${f(r.search.p50)} / ${f(r.search.p99)} | ${f(r.healthAlone.p50, 2)} / ${f(r.healthAlone.p99, 2)} | ${f(r.concurrent.searchesPerSecond, 0)}${r.concurrent.errors > 0 ? ` (${String(r.concurrent.errors)} errors)` : ''} | ${f(r.concurrent.health.p99)} |`,
     ),
     '',
     '| backend, chunks | 200 turns: first chunk p50 / p99 ms | one turn alone p50 ms | turns without passages | turns refused (SERVICE_UNAVAILABLE) | /health p99 ms during the burst | lexical index: postings B/chunk, thread heap B/chunk | service RSS MB |',
