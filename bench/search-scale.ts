@@ -58,6 +58,11 @@ interface Run {
   seedSeconds: number;
   /** The first search after seeding: the lexical index built (or caught up) before it answers. */
   firstSearchMs: number;
+  /**
+   * After the first search, until the dense copy's approximate graph held every row (null: no
+   * graph, below VECTOR_INDEX_APPROXIMATE_FROM). The measures start after it.
+   */
+  graphLinkedMs?: number | null;
   lexical: LexicalState | null;
   rssBytes: number;
   search: Stats;
@@ -129,9 +134,12 @@ async function measure(
   token: string,
   tag: string,
   password: string,
-): Promise<Pick<Run, 'firstSearchMs' | 'search' | 'healthAlone' | 'concurrent' | 'burst'>> {
+): Promise<
+  Pick<Run, 'firstSearchMs' | 'graphLinkedMs' | 'search' | 'healthAlone' | 'concurrent' | 'burst'>
+> {
   const asked = questions(settings.searches, 7);
   const first = await timed(searchUrl(server.base, fresh('metformin dose', 0, tag)), token);
+  const graphLinkedMs = await graphLinked(server);
   // One client: a search, then /health, in one loop.
   const search: number[] = [];
   const health: number[] = [];
@@ -173,6 +181,7 @@ async function measure(
   const answered = turns.filter((t) => !t.errors.includes('SERVICE_UNAVAILABLE'));
   return {
     firstSearchMs: first.ms,
+    graphLinkedMs,
     search: stats(search),
     healthAlone: stats(health),
     concurrent: {
@@ -270,6 +279,21 @@ const stolenShare = (
   to: { total: number; steal: number },
 ) => (to.steal - from.steal) / (to.total - from.total);
 
+/**
+ * Waits until the dense copy links its last row into its graph (searches scan every row until
+ * then), at most 10 minutes; how long that took, or null when the copy keeps no graph.
+ */
+async function graphLinked(server: ServerChild): Promise<number | null> {
+  const started = performance.now();
+  for (;;) {
+    const status = await server.call('dense');
+    if (status === null || (status.ranking === 'exact' && status.waitingRows === 0)) return null;
+    if (status.waitingRows === 0) return performance.now() - started;
+    if (performance.now() - started > 600_000) throw new Error('the dense graph was not linked');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 
 function render(date: string, runs: Run[]): string {
@@ -287,11 +311,11 @@ function render(date: string, runs: Run[]): string {
     `- Command: \`make bench-search\` (\`bench/search-scale.ts\`), ${date}, load average at the start of each measure and the share of CPU time stolen by the hypervisor (seeding, measures) in the table`,
     `- The service in a child process as \`make run\` starts it (embedded: PGlite and no Redis) or on PostgreSQL + Redis; documents uploaded through the admin route; every question new to the search cache (a nonce word no chunk holds). ${String(settings.searches)} searches one at a time; ${String(settings.clients)} clients for ${String(settings.seconds)} s; 200 turns at once (20 users x 10 sockets) after 10 turns alone.`,
     '',
-    '| backend, chunks | load | CPU stolen % (seeding, measures) | indexing chunks/s | first search ms | search p50 / p99 ms | GET /health p50 / p99 ms (same loop) | 16 clients: searches/s | /health p99 ms meanwhile |',
+    '| backend, chunks | load | CPU stolen % (seeding, measures) | indexing chunks/s | first search ms (graph linked after, s) | search p50 / p99 ms | GET /health p50 / p99 ms (same loop) | 16 clients: searches/s | /health p99 ms meanwhile |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       ({ name, r }) =>
-        `| ${name} | ${f(r.load)} | ${r.stolen === undefined ? '–' : `${f(r.stolen.seeding * 100, 0)}, ${f(r.stolen.measures * 100, 0)}`} | ${f(r.chunks / r.seedSeconds, 0)} | ${f(r.firstSearchMs, 0)} | ${f(r.search.p50)} / ${f(r.search.p99)} | ${f(r.healthAlone.p50, 2)} / ${f(r.healthAlone.p99, 2)} | ${f(r.concurrent.searchesPerSecond, 0)}${r.concurrent.errors > 0 ? ` (${String(r.concurrent.errors)} errors)` : ''} | ${f(r.concurrent.health.p99)} |`,
+        `| ${name} | ${f(r.load)} | ${r.stolen === undefined ? '–' : `${f(r.stolen.seeding * 100, 0)}, ${f(r.stolen.measures * 100, 0)}`} | ${f(r.chunks / r.seedSeconds, 0)} | ${f(r.firstSearchMs, 0)}${typeof r.graphLinkedMs === 'number' ? ` (${f(r.graphLinkedMs / 1000)})` : ''} | ${f(r.search.p50)} / ${f(r.search.p99)} | ${f(r.healthAlone.p50, 2)} / ${f(r.healthAlone.p99, 2)} | ${f(r.concurrent.searchesPerSecond, 0)}${r.concurrent.errors > 0 ? ` (${String(r.concurrent.errors)} errors)` : ''} | ${f(r.concurrent.health.p99)} |`,
     ),
     '',
     '| backend, chunks | 200 turns: first chunk p50 / p99 ms | one turn alone p50 ms | turns without passages | turns refused (SERVICE_UNAVAILABLE) | /health p99 ms during the burst | lexical index: postings B/chunk, thread heap B/chunk | service RSS MB |',

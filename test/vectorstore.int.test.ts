@@ -118,13 +118,18 @@ describe.each<Backend>(['postgres', 'pglite'])('embedded vector store on %s', (b
       .map((id, i) => ({ id, score: dot(vectors[i] ?? query) }))
       .sort((x, y) => y.score - x.score)
       .slice(0, 3);
-    // Before the rows are linked (the scan answers) and after (the graph's candidates do).
-    for (const pause of [0, 200, 1000]) {
-      await new Promise((resolve) => setTimeout(resolve, pause));
+    expect(await store.status()).toEqual({ rows: 0, waitingRows: 0, ranking: 'exact' });
+    const check = async () => {
       const hits = await store.search(query, { limit: 3 });
       expect(hits.map((h) => h.id)).toEqual(expected.map((e) => e.id));
       expect(hits[0]?.score).toBeCloseTo(expected[0]?.score ?? NaN, 5);
-    }
+    };
+    // The first search loads the copy; its rows are then linked between the thread's messages.
+    await check();
+    await vi.waitFor(async () => {
+      expect(await store.status()).toEqual({ rows: 2000, waitingRows: 0, ranking: 'approximate' });
+    });
+    await check();
     expect(onThreadEnded).not.toHaveBeenCalled();
     await store.close();
   });

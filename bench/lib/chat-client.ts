@@ -1,4 +1,5 @@
 import type { LexicalState } from '../../src/modules/knowledge/lexical/protocol.js';
+import type { DenseStatus } from '../../src/providers/vectorstore/dense-protocol.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
@@ -29,6 +30,7 @@ export interface ServerChild {
   call(cmd: 'spans'): Promise<Span[]>;
   call(cmd: 'inflight'): Promise<number>;
   call(cmd: 'lexical'): Promise<LexicalState | null>;
+  call(cmd: 'dense'): Promise<DenseStatus | null>;
   stop(): Promise<void>;
 }
 

@@ -9,6 +9,7 @@ import { createDeps, type Deps } from '../../src/deps.js';
 import { ensureAdmin } from '../../src/modules/users/bootstrap.js';
 import { createLogger } from '../../src/platform/logger.js';
 import type { LlmEvent } from '../../src/providers/llm/types.js';
+import { EmbeddedVectorStore } from '../../src/providers/vectorstore/embedded.js';
 
 /**
  * The service for bench/chat.ts, in a child process of its own: wired as src/main.ts wires it
@@ -30,7 +31,7 @@ export interface Span {
 
 export type Request =
   | { id: number; cmd: 'search'; query: string; limit: number }
-  | { id: number; cmd: 'memory' | 'spans' | 'inflight' | 'lexical' | 'stop' };
+  | { id: number; cmd: 'memory' | 'spans' | 'inflight' | 'lexical' | 'dense' | 'stop' };
 
 export interface MemoryReport {
   rss: number;
@@ -228,6 +229,11 @@ async function main(): Promise<void> {
         // What the index holds once built (the search warms it first).
         await deps.knowledge.lexical.warm();
         return deps.knowledge.lexical.state ?? null;
+      case 'dense': {
+        // The embedded dense copy's rows and those not yet linked into its graph (null on Qdrant).
+        const vectors = deps.knowledge.vectors;
+        return vectors instanceof EmbeddedVectorStore ? vectors.status() : null;
+      }
       case 'stop':
         await app.close();
         await deps.close();

@@ -21,9 +21,18 @@ export type ToDenseThread = { id: number } & (
   | { type: 'drop' }
   | { type: 'remove'; removal: DenseRemoval }
   | { type: 'search'; query: Float32Array; limit: number; category: string | null }
+  | { type: 'status' }
 );
+
+/** What the live copy holds: its rows, those not yet linked into its graph, how it ranks now. */
+export interface DenseStatus {
+  rows: number;
+  waitingRows: number;
+  ranking: 'exact' | 'approximate';
+}
 
 export type FromDenseThread =
   | { id: number; type: 'done'; size: number }
   | { id: number; type: 'found'; hits: VectorHit[] }
+  | ({ id: number; type: 'status' } & DenseStatus)
   | { id: number; type: 'failed'; message: string };

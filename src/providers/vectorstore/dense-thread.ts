@@ -60,6 +60,14 @@ function handle(message: ToDenseThread): FromDenseThread {
       const hits = live?.search(query, limit, category ?? undefined) ?? [];
       return { id, type: 'found', hits };
     }
+    case 'status':
+      return {
+        id,
+        type: 'status',
+        rows: live?.size ?? 0,
+        waitingRows: live?.graphWaiting ?? 0,
+        ranking: live?.ranking ?? 'exact',
+      };
   }
 }
 

@@ -1,7 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../../db/client.js';
 import { ThreadCalls } from '../../platform/thread-calls.js';
-import type { DenseRemoval, FromDenseThread, ToDenseThread } from './dense-protocol.js';
+import type {
+  DenseRemoval,
+  DenseStatus,
+  FromDenseThread,
+  ToDenseThread,
+} from './dense-protocol.js';
 import {
   kbVectorsRepo,
   type LoadCursor,
@@ -145,6 +150,15 @@ export class EmbeddedVectorStore implements VectorStore {
       signal,
     );
     return answer.type === 'found' ? answer.hits : [];
+  }
+
+  /** What this instance's copy holds now (nothing loaded: no rows). */
+  async status(): Promise<DenseStatus> {
+    if (!this.hasCopy) return { rows: 0, waitingRows: 0, ranking: 'exact' };
+    const answer = await this.thread.call({ type: 'status' });
+    if (answer.type !== 'status') throw new Error(`dense index thread answered ${answer.type}`);
+    const { rows, waitingRows, ranking } = answer;
+    return { rows, waitingRows, ranking };
   }
 
   deleteByDocument(documentId: string, options: { exceptJobId?: string } = {}): Promise<void> {
