@@ -98,6 +98,6 @@ export class AnnGraph {
 
 /**
  * The graph's shape. Measured on 200,000 chunks of the bench corpus (hashed embeddings, 768
- * dimensions; `npx tsx bench/vector-index.ts`): see BENCHMARKS.md "Dense ranking at scale".
+ * dimensions; `make bench-vectors`): see BENCHMARKS.md "Dense ranking at scale".
  */
 const GRAPH = { connectivity: 16, expansionAdd: 64, expansionSearch: 64 } as const;

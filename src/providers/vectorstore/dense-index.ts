@@ -19,7 +19,7 @@ const rescoreCandidates = (limit: number) => Math.max(limit * 4, limit + 32);
 
 /**
  * Candidates the graph is asked for (before a category's share scales it up): at 200,000 rows
- * this many hold 99.5% of the exact top 10 (BENCHMARKS.md "Dense ranking at scale").
+ * this many held 99.1% of the exact top 10 (BENCHMARKS.md "Dense ranking at scale").
  */
 const GRAPH_CANDIDATES = 400;
 
