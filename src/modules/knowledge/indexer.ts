@@ -171,8 +171,9 @@ export class Indexer {
       return true;
     });
     if (!live) throw new JobLost();
-    await this.deps.corpusChanged?.();
+    // Counted as the commit is seen: a client that saw the document indexed finds it counted.
     states.reached('completed');
+    await this.deps.corpusChanged?.();
     this.deps.log.info({ jobId: job.id, pages, chunks }, 'indexing job completed');
     await vectors.deleteByDocument(document.id, { exceptJobId: job.id });
     return { kind: 'completed' } as const;
