@@ -209,7 +209,6 @@ export async function createDeps(
     kv,
     auth,
     messages,
-    conversations,
     search: knowledge.search,
     rateLimiter,
     pubsub,

@@ -186,6 +186,13 @@ describe('voice socket', { timeout: 120_000 }, () => {
       ['assistant', complete.text],
     ]);
     expect(messages[1]?.id).toBe(complete.message_id);
+    // The untitled conversation the session made is named after the spoken question.
+    const named = await t.app.inject({
+      method: 'GET',
+      url: `/conversations/${s.conversation_id}`,
+      headers: bearer(user.access),
+    });
+    expect(dataOf<{ title: string }>(named).title).toBe(transcript.text);
     const all = logged.join('');
     expect(all).toContain('voice socket opened');
     expect(all).not.toContain(String(transcript.text));

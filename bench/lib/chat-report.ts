@@ -74,13 +74,11 @@ function breakdown(turns: RetrievalTurn[]): { rows: (string | number)[][]; ok: n
   const after = (name: string) =>
     stats(turns.map((t) => spanOf(t, name)).flatMap((s) => (s ? [s.end - s.start] : [])));
   const store = after('store answer');
-  const title = after('title');
   const rest = stats(turns.map((t) => t.turn.doneMs - t.turn.firstChunkMs));
   rows.push(
     ['**first chunk at the client**', `**${ms(first.p50)}**`, ms(first.p99), '100%'],
     ['first chunk to `message_done` at the client', ms(rest.p50), ms(rest.p99), ''],
     ['… of which storing the answer (`messages.append`)', ms(store.p50), ms(store.p99), ''],
-    ['title from the question (concurrent with the above)', ms(title.p50), ms(title.p99), ''],
   );
   return { rows, ok: all.length };
 }

@@ -100,7 +100,6 @@ function instrument(deps: Deps): void {
     return role === 'user' ? 'store question' : 'store answer';
   });
   timeMethod(service.deps.messages, 'thread', () => 'history');
-  timeMethod(service.deps.conversations, 'titleFromQuestion', () => 'title');
   // SearchService's steps: the two rankings (concurrent), then the passages read.
   timeMethod(
     (search as unknown as { lexicalIndex: object }).lexicalIndex,

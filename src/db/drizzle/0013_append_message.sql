@@ -5,6 +5,7 @@
 -- read after the lock and sees every append committed before it, as the transaction did.
 -- `outcome`: 'created', 'existing' (the branch already holds p_client_message_id), 'no conversation'
 -- (absent, or not p_user_id's) or 'no branch'; `message` is the created or existing row.
+-- p_title (a turn's question, cut to a title) names the conversation if it has no title yet.
 CREATE FUNCTION append_message(
   p_user_id uuid,
   p_conversation_id uuid,
@@ -17,7 +18,8 @@ CREATE FUNCTION append_message(
   p_citations json,
   p_tool_calls json,
   p_interrupted boolean,
-  p_usage json
+  p_usage json,
+  p_title text
 ) RETURNS TABLE (outcome text, message messages) LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   v_last_seq integer;
@@ -62,7 +64,8 @@ BEGIN
             p_client_message_id, p_interrupted, p_usage, clock_timestamp())
     RETURNING * INTO v_row;
   UPDATE conversations
-    SET message_count = message_count + 1, last_seq = v_last_seq + 1, updated_at = v_row.created_at
+    SET message_count = message_count + 1, last_seq = v_last_seq + 1, updated_at = v_row.created_at,
+        title = CASE WHEN title = '' AND coalesce(p_title, '') <> '' THEN p_title ELSE title END
     WHERE id = p_conversation_id;
   RETURN QUERY SELECT 'created'::text, v_row;
 END

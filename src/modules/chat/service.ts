@@ -10,7 +10,6 @@ import type { LlmProvider } from '../../providers/llm/types.js';
 import type { SearchService } from '../knowledge/search.js';
 import { MAIN_BRANCH, type MessageService } from '../conversations/messages.js';
 import type { StoredMessage } from '../conversations/schema.js';
-import type { ConversationsService } from '../conversations/service.js';
 import type { AnswerStreams, Follow, Sequenced } from './answer-streams.js';
 import { userChannel, type UserEvent } from './channels.js';
 import type { AnswerFrame, DoneFrame, ErrorFrame, MessageSendFrame } from './protocol.js';
@@ -63,7 +62,6 @@ export const CHAT_LIMITS: ChatLimits = {
 
 export interface ChatDeps {
   messages: MessageService;
-  conversations: ConversationsService;
   search: SearchService;
   llm: LlmProvider;
   /** Tools besides the knowledge-base search, e.g. the medical calculator. */
@@ -179,6 +177,7 @@ export class ChatService {
         role: 'user',
         content: frame.content,
         clientMessageId: frame.client_message_id ?? null,
+        namesConversation: true,
       });
       if (!stored.created) {
         const earlier = await this.earlierTurn(stored.message);
@@ -326,11 +325,8 @@ export class ChatService {
     signal: AbortSignal,
     emit: (frame: AnswerFrame) => void,
   ): Promise<TurnOutcome> {
-    const { messages, conversations, metrics, llm } = this.deps;
+    const { messages, metrics, llm } = this.deps;
     const startedAt = performance.now();
-    void conversations
-      .titleFromQuestion(userId, question.conversationId, question.content)
-      .catch(() => undefined);
     // The history and the search at once: neither needs the other. The search never rejects
     // (without passages the turn goes on); a failed history read waits for it to end first.
     const searched = this.retrieval.forQuestion(question, emit);

@@ -16,7 +16,6 @@ import type { LlmProvider } from '../../providers/llm/types.js';
 import type { SocketTracker } from '../admin/socket-registry.js';
 import type { AuthService } from '../auth/service.js';
 import type { MessageService } from '../conversations/messages.js';
-import type { ConversationsService } from '../conversations/service.js';
 import type { EhrService } from '../ehr/service.js';
 import type { SearchService } from '../knowledge/search.js';
 import { memoryAnswerStreams, redisAnswerStreams } from './answer-streams.js';
@@ -47,7 +46,6 @@ export interface ChatWiring {
   kv: KeyValueStore;
   auth: AuthService;
   messages: MessageService;
-  conversations: ConversationsService;
   search: SearchService;
   rateLimiter: RateLimiter;
   /** The instances' shared channels (owned by the caller, which closes them). */
@@ -76,7 +74,6 @@ export function createChat(w: ChatWiring): Chat {
   const tools = [medicalCalculatorTool, ...ehrToolsIfConfigured(w.ehr)];
   const service = new ChatService({
     messages: w.messages,
-    conversations: w.conversations,
     search: w.search,
     llm,
     tools,

@@ -35,12 +35,13 @@ export const messagesRepo = {
    * and the message stored with the next `seq`, after the branch's last message unless
    * `parentMessageId` is given. The branch's message already stored under the same client message
    * id is returned instead, as `existing`; nothing when the conversation is not the user's or
-   * lacks the branch.
+   * lacks the branch. A created message gives an untitled conversation `title`, if any.
    */
   async append(
     db: Db,
     userId: string,
     message: Omit<NewMessage, 'seq' | 'parentMessageId'> & { parentMessageId: string | null },
+    title: string | null,
   ): Promise<{ outcome: AppendOutcome; message: StoredMessage | undefined }> {
     const m = message;
     const [row] = await queryRows<{ outcome: AppendOutcome } & RawMessage>(
@@ -49,7 +50,8 @@ export const messagesRepo = {
         from append_message(${userId}::uuid, ${m.conversationId}::uuid, ${m.branchId},
           ${m.clientMessageId}, ${m.id}::uuid, ${m.parentMessageId}::uuid, ${m.role}, ${m.content},
           ${JSON.stringify(m.citations)}::json, ${JSON.stringify(m.toolCalls)}::json,
-          ${m.interrupted}, ${m.usage === null ? null : JSON.stringify(m.usage)}::json) as r
+          ${m.interrupted}, ${m.usage === null ? null : JSON.stringify(m.usage)}::json,
+          ${title}) as r
         cross join lateral (select (r.message).*) as m`,
     );
     if (row === undefined) throw new Error('append_message returned no row');

@@ -28,6 +28,11 @@ export interface AppendInput {
    * It must be a message of the conversation.
    */
   parentMessageId?: string;
+  /**
+   * A turn's question (chat or voice): an untitled conversation is named after it (one line, cut
+   * to 80 characters).
+   */
+  namesConversation?: boolean;
 }
 
 export interface Appended {
@@ -88,23 +93,28 @@ export class MessageService {
   async append(userId: string, conversationId: string, input: AppendInput): Promise<Appended> {
     const branchId = input.branchId ?? MAIN_BRANCH;
     const clientMessageId = input.clientMessageId ?? null;
-    const { outcome, message } = await messagesRepo.append(this.db, userId, {
-      id: input.id ?? randomUUID(),
-      conversationId,
-      branchId,
-      parentMessageId: input.parentMessageId ?? null,
-      role: input.role,
-      content: storable(input.content),
-      citations: (input.citations ?? []).map((c) => ({
-        ...c,
-        title: storable(c.title),
-        snippet: storable(c.snippet),
-      })),
-      toolCalls: input.toolCalls ?? [],
-      clientMessageId,
-      interrupted: input.interrupted ?? false,
-      usage: input.usage ?? null,
-    });
+    const { outcome, message } = await messagesRepo.append(
+      this.db,
+      userId,
+      {
+        id: input.id ?? randomUUID(),
+        conversationId,
+        branchId,
+        parentMessageId: input.parentMessageId ?? null,
+        role: input.role,
+        content: storable(input.content),
+        citations: (input.citations ?? []).map((c) => ({
+          ...c,
+          title: storable(c.title),
+          snippet: storable(c.snippet),
+        })),
+        toolCalls: input.toolCalls ?? [],
+        clientMessageId,
+        interrupted: input.interrupted ?? false,
+        usage: input.usage ?? null,
+      },
+      input.namesConversation === true ? titleOf(input.content) : null,
+    );
     if (outcome === 'no branch') throw branchNotFound();
     if (message === undefined) throw conversationNotFound();
     return { message, created: outcome === 'created' };
@@ -217,4 +227,12 @@ export class MessageService {
     if (!page.beforeFound) throw new AppError('NOT_FOUND', 'Message not found on this thread');
     return { messages: page.rows.reverse(), total: page.total };
   }
+}
+
+/** A conversation's title from its first question: one line, at most 80 characters. */
+function titleOf(question: string): string | null {
+  const line = question.replace(/\s+/g, ' ').trim();
+  const graphemes = Array.from(new Intl.Segmenter().segment(line), (g) => g.segment);
+  const title = graphemes.length <= 80 ? line : `${graphemes.slice(0, 79).join('').trimEnd()}…`;
+  return title === '' ? null : title;
 }

@@ -73,20 +73,6 @@ export const conversationsRepo = {
     return row;
   },
 
-  /** Sets the title only while it is empty (the first question names the conversation). */
-  async titleIfUntitled(db: Db, userId: string, id: string, title: string): Promise<void> {
-    await db
-      .update(conversations)
-      .set({ title })
-      .where(
-        and(
-          eq(conversations.id, id),
-          eq(conversations.userId, userId),
-          eq(conversations.title, ''),
-        ),
-      );
-  },
-
   /** Deletes the conversation with its branches and messages (foreign keys cascade). */
   async delete(db: Db, userId: string, id: string): Promise<boolean> {
     const rows = await db

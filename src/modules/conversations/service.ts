@@ -50,14 +50,6 @@ export class ConversationsService {
     return row;
   }
 
-  /** Names an untitled conversation after its first question (cut to 80 characters, one line). */
-  async titleFromQuestion(userId: string, id: string, question: string): Promise<void> {
-    const line = question.replace(/\s+/g, ' ').trim();
-    const graphemes = Array.from(new Intl.Segmenter().segment(line), (g) => g.segment);
-    const title = graphemes.length <= 80 ? line : `${graphemes.slice(0, 79).join('').trimEnd()}…`;
-    if (title !== '') await conversationsRepo.titleIfUntitled(this.db, userId, id, title);
-  }
-
   /** Deletes the conversation with every branch and message; audited without its content. */
   async delete(actor: SelfActor, id: string, ctx: RequestContext): Promise<void> {
     await this.db.transaction(async (tx) => {

@@ -82,6 +82,7 @@ async function storeTurn(
       branchId: MAIN_BRANCH,
       role: 'user',
       content: text,
+      namesConversation: true,
     });
     const outcome = await deps.chat.generate(
       user.id,

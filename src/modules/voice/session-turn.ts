@@ -76,6 +76,7 @@ export async function answerTurn(
       branchId: MAIN_BRANCH,
       role: 'user',
       content: text,
+      namesConversation: true,
     });
     ctx.send({
       type: 'transcript.complete',
