@@ -1,12 +1,18 @@
 import { createRequire } from 'node:module';
 import type * as Usearch from 'usearch';
 
-// The CommonJS build: the ESM build finds its native addon by walking up from a stack frame's
-// file name, which under tsx's loader in a worker thread (tests, `make run` from the sources)
-// never ends.
-const { Index, MetricKind, ScalarKind } = createRequire(import.meta.url)(
-  'usearch',
-) as typeof Usearch;
+let loaded: typeof Usearch | undefined;
+
+/**
+ * usearch, loaded when the first graph is made: a copy below the threshold never loads the native
+ * addon into its thread. The CommonJS build: the ESM build finds its addon by walking up from a
+ * stack frame's file name, which under tsx's loader in a worker thread (tests, `make run` from the
+ * sources) never ends.
+ */
+function usearch(): typeof Usearch {
+  loaded ??= createRequire(import.meta.url)('usearch') as typeof Usearch;
+  return loaded;
+}
 
 /**
  * An approximate nearest-neighbour graph (HNSW, usearch, int8 cosine) over a DenseIndex's rows,
@@ -25,6 +31,7 @@ export class AnnGraph {
   private removedSinceBuild = 0;
 
   constructor(readonly dimensions: number) {
+    const { Index, MetricKind, ScalarKind } = usearch();
     this.graph = new Index({
       dimensions,
       metric: MetricKind.Cos,
