@@ -109,6 +109,34 @@ describe.each(['postgres', 'pglite'] as const)('knowledge uploads and indexing (
     expect(hits[0]?.snippet).toMatch(/crystalloid/);
   });
 
+  it("cuts snippets around the query's terms unless a chat turn asks for none", async () => {
+    const filler =
+      'Review the plan at each visit and record what was agreed with the patient and carers. ';
+    const text = `# Wound care\n\n${filler.repeat(5)}Irrigate a contaminated laceration with potable tap water before closure.\n`;
+    const doc = await uploadNew(app(), token, {
+      file: Buffer.from(text),
+      filename: 'wounds.md',
+      title: 'Wound Care',
+      docKey: 'wound-care',
+    });
+    await waitIndexed(app(), token, doc);
+    const search = kb.deps.knowledge.search;
+    const query = 'irrigate laceration tap water';
+    const cut = await search.search(query, { limit: 3 });
+    const plain = await search.search(query, { limit: 3, snippets: false });
+    expect(cut[0]?.documentId).toBe(doc.id);
+    // Same passages in the same order, whichever snippet they carry.
+    expect(plain.map((r) => [r.chunkId, r.score])).toEqual(cut.map((r) => [r.chunkId, r.score]));
+    expect(cut[0]?.snippet).toMatch(/laceration/);
+    expect(plain[0]?.snippet).toBe(plain[0]?.text.slice(0, 300));
+    expect(plain[0]?.snippet).not.toMatch(/laceration/);
+    // Each was cached under its own key: asked again, each answers as before.
+    expect((await search.search(query, { limit: 3 }))[0]?.snippet).toBe(cut[0]?.snippet);
+    expect((await search.search(query, { limit: 3, snippets: false }))[0]?.snippet).toBe(
+      plain[0]?.snippet,
+    );
+  });
+
   it('indexes a multi-page PDF: page numbers and headings come back from search', async () => {
     const pdf = await pdfFromPages(GUIDE_PAGES);
     const doc = await uploadNew(app(), token, {

@@ -32,11 +32,11 @@ function fakeSearch() {
 }
 
 describe('retrievePassages', () => {
-  it("numbers the results from 1, best first, with each chunk's whole text", async () => {
+  it("numbers the results from 1, best first, with each chunk's whole text, no snippet asked", async () => {
     const { search, calls } = fakeSearch();
     const passages = await retrievePassages(search, 'BP target over 80', { limit: 2 });
     expect(calls).toEqual([
-      { query: 'BP target over 80', options: { limit: 2, category: undefined } },
+      { query: 'BP target over 80', options: { limit: 2, category: undefined, snippets: false } },
     ]);
     expect(passages).toEqual([
       {
@@ -63,6 +63,6 @@ describe('retrievePassages', () => {
       category: 'guidelines',
     });
     expect(passages.map((p) => p.n)).toEqual([4, 5]);
-    expect(calls[0]?.options).toEqual({ limit: 5, category: 'guidelines' });
+    expect(calls[0]?.options).toEqual({ limit: 5, category: 'guidelines', snippets: false });
   });
 });

@@ -22,7 +22,7 @@ export async function retrievePassages(
   const start = options.startAt ?? 1;
   const results = await search.search(
     query,
-    { limit: options.limit, category: options.category },
+    { limit: options.limit, category: options.category, snippets: false },
     signal,
   );
   return results.map((r, i) => ({

@@ -17,6 +17,12 @@ import { abortable } from '../../platform/abortable.js';
 export interface SearchOptions {
   limit: number;
   category?: string | undefined;
+  /**
+   * Whether each result's snippet is cut around the query's terms (`ts_headline`, the costliest
+   * part of the passages read); default true. Chat turns cite from the whole text and pass false:
+   * their snippet is then the text's first 300 characters.
+   */
+  snippets?: boolean | undefined;
 }
 
 /** A passage found for a query, with what a citation needs. */
@@ -41,6 +47,9 @@ export interface SearchResult {
   lexicalRank: number | null;
   denseRank: number | null;
 }
+
+/** A search result before its scores: what the passages read answers. */
+type Passage = Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>;
 
 /** How the two rankings are fused. */
 export interface SearchTuning {
@@ -135,7 +144,15 @@ export class SearchService {
     // Qdrant ranking: no index here (`version()` would build it), a constant.
     const version = this.hybrid === undefined ? await this.lexicalIndex.version() : HYBRID_VERSION;
     const key = createHash('sha256')
-      .update(JSON.stringify([version, query, options.limit, options.category ?? null]))
+      .update(
+        JSON.stringify([
+          version,
+          query,
+          options.limit,
+          options.category ?? null,
+          options.snippets ?? true,
+        ]),
+      )
       .digest('hex');
     const found = this.cache.get(key, () => this.run(query, options));
     return (await (signal === undefined ? found : abortable(found, signal))) ?? [];
@@ -161,22 +178,19 @@ export class SearchService {
     const rows = await this.passages(
       top.map((f) => f.id),
       prepared.lexical,
+      options,
     );
+    const byId = new Map(top.map((f) => [f.id, f]));
     const max = (weights[0] + weights[1]) / (rrfK + 1);
-    return top
-      .flatMap((f) => {
-        const row = rows.get(f.id);
-        if (row === undefined) return [];
-        return [
-          {
-            ...row,
-            score: Math.min(1, f.score / max),
-            lexicalRank: f.ranks[0] ?? null,
-            denseRank: f.ranks[1] ?? null,
-          },
-        ];
-      })
-      .slice(0, options.limit);
+    return rows.map((row) => {
+      const f = byId.get(row.chunkId);
+      return {
+        ...row,
+        score: Math.min(1, (f?.score ?? 0) / max),
+        lexicalRank: f?.ranks[0] ?? null,
+        denseRank: f?.ranks[1] ?? null,
+      };
+    });
   }
 
   /**
@@ -204,14 +218,13 @@ export class SearchService {
       signal,
     });
     signal?.throwIfAborted();
-    const rows = await this.passages(ids, prepared.lexical);
-    return ids
-      .flatMap((id) => {
-        const row = rows.get(id);
-        return row === undefined ? [] : [row];
-      })
-      .slice(0, options.limit)
-      .map((row, i) => ({ ...row, score: 1 / (i + 1), lexicalRank: null, denseRank: null }));
+    const rows = await this.passages(ids, prepared.lexical, options);
+    return rows.map((row, i) => ({
+      ...row,
+      score: 1 / (i + 1),
+      lexicalRank: null,
+      denseRank: null,
+    }));
   }
 
   /** Chunk ids by BM25 alone, best first (the query is prepared as `search` does). */
@@ -238,35 +251,51 @@ export class SearchService {
     return hits.map((h) => h.id);
   }
 
-  /** The live chunks among `ids`, with their document, text and a snippet around the query terms. */
-  private async passages(ids: readonly string[], query: string) {
-    if (ids.length === 0)
-      return new Map<string, Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>>();
-    const read = (db: Db) =>
-      queryRows<Omit<SearchResult, 'score' | 'lexicalRank' | 'denseRank'>>(
-        db,
-        sql`select c.id as "chunkId", c.document_id as "documentId", c.doc_key as "docKey",
-          d.title, c.version, c.page, c.heading, c.text,
-          coalesce(ts_headline('english', c.text,
+  /**
+   * The first `limit` live chunks among `ids` (best first), in that order, with their document,
+   * text and snippet. One statement: the chunks are found by primary key first (a materialised
+   * step, so no statistics can turn it into a scan of every document), then their documents; the
+   * snippet is cut (`ts_headline`) for the returned rows only.
+   */
+  private async passages(
+    ids: readonly string[],
+    query: string,
+    options: SearchOptions,
+  ): Promise<Passage[]> {
+    if (ids.length === 0 || options.limit <= 0) return [];
+    const snippet =
+      options.snippets === false
+        ? sql`left(text, 300)`
+        : sql`coalesce(ts_headline('english', text,
             nullif(replace(plainto_tsquery('english', ${query})::text, '&', '|'), '')::tsquery,
-            'StartSel="",StopSel="",MaxWords=45,MinWords=20,MaxFragments=1'), left(c.text, 300)) as snippet
-        from kb_chunks c join kb_documents d on d.id = c.document_id
-        where c.id in (${sql.join(
-          ids.map((id) => sql`${id}::uuid`),
-          sql`, `,
-        )}) and c.active and not c.superseded and d.superseded_by is null`,
+            'StartSel="",StopSel="",MaxWords=45,MinWords=20,MaxFragments=1'), left(text, 300))`;
+    // Chunk ids are uuids of this service's own rows (or the hybrid store's copies of them): as
+    // one array parameter, a malformed one fails the cast, as it did one by one.
+    const read = (db: Db) =>
+      queryRows<Passage>(
+        db,
+        sql`with wanted as materialized (
+            select k.id, k.document_id, k.doc_key, k.version, k.page, k.heading, k.text, r.ord
+            from unnest(${`{${ids.join(',')}}`}::uuid[]) with ordinality as r (id, ord)
+            join kb_chunks k on k.id = r.id
+            where k.active and not k.superseded
+          ), live as (
+            select w.*, d.title, row_number() over (order by w.ord) as n
+            from wanted w join kb_documents d on d.id = w.document_id
+            where d.superseded_by is null
+          )
+          select id as "chunkId", document_id as "documentId", doc_key as "docKey", title,
+            version, page, heading, text, ${snippet} as snippet
+          from live where n <= ${options.limit} order by n`,
       );
     const { passagesTimeoutMs } = this.tuning;
-    const rows =
-      passagesTimeoutMs === null
-        ? await read(this.db)
-        : await this.db.transaction(async (tx) => {
-            // `set local`: the bound ends with this transaction, whichever pooled connection it ran on.
-            const ms = Math.round(passagesTimeoutMs ?? PASSAGES_TIMEOUT_MS);
-            await tx.execute(sql.raw(`set local statement_timeout = ${String(ms)}`));
-            return read(tx);
-          });
-    return new Map(rows.map((r) => [r.chunkId, r]));
+    if (passagesTimeoutMs === null) return read(this.db);
+    return this.db.transaction(async (tx) => {
+      // `set local`: the bound ends with this transaction, whichever pooled connection it ran on.
+      const ms = Math.round(passagesTimeoutMs ?? PASSAGES_TIMEOUT_MS);
+      await tx.execute(sql.raw(`set local statement_timeout = ${String(ms)}`));
+      return read(tx);
+    });
   }
 }
 
