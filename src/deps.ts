@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
+import { TableMaintenance } from './db/table-maintenance.js';
 import { SocketRegistry } from './modules/admin/socket-registry.js';
 import { StatusService } from './modules/admin/status-service.js';
 import { SystemMetrics } from './modules/admin/system-metrics.js';
@@ -113,6 +114,10 @@ export async function createDeps(
       connectTimeoutMs: config.databaseConnectTimeoutMs,
     }));
   await runMigrations(database);
+  // PGlite has no autovacuum: without this its tables are never analysed nor vacuumed.
+  const maintenance =
+    database.kind === 'pglite' ? new TableMaintenance(database.db, log) : undefined;
+  maintenance?.start();
   const redis =
     config.redisUrl === undefined ? undefined : createRedis(config.redisUrl, config.redisPrefix);
   if (redis !== undefined && !(await redisConnected(redis, 5000))) {
@@ -279,6 +284,7 @@ export async function createDeps(
       cache.close();
       await pubsub.close();
       outages.close();
+      await maintenance?.close();
       await Promise.allSettled([kv.close(), database.close()]);
     },
   };
