@@ -102,6 +102,22 @@ describe('SearchGate', () => {
     expect(told).toBeUndefined();
   });
 
+  it('before a pace is measured, counts a search at the median of the last ones, not its outliers', async () => {
+    const gate = new SearchGate(1);
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    for (let i = 0; i < 6; i += 1) await gate.run(() => sleep(5), later(1000));
+    // The last three of nine slow (a burst's first searches): the median is still a fast one.
+    for (let i = 0; i < 3; i += 1) await gate.run(() => sleep(300), later(5000));
+    // Ten turns admitted ahead, none searching yet: about 10 x 5-10 ms, well within 400 ms (a
+    // mean weighted towards the last searches, about 150 ms, would have put them at 1.5 s).
+    for (let i = 0; i < 10; i += 1) expect(gate.admit(400)).toBeUndefined();
+    // Slow searches for most of the last fifteen (the admitted turns' time has passed): the median
+    // is a slow one, and a turn with less time than that is refused.
+    for (let i = 0; i < 6; i += 1) await gate.run(() => sleep(300), later(5000));
+    expect(gate.admit(250)).toBeDefined();
+    expect(gate.admit(1000)).toBeUndefined();
+  });
+
   it('counts turns it admitted whose searches have not started yet', async () => {
     const gate = new SearchGate(1);
     await gate.run(() => new Promise((resolve) => setTimeout(resolve, 30)), later(1000));

@@ -2,6 +2,8 @@
 const PACE_MAX_COMPLETIONS = 32;
 const PACE_MIN_COMPLETIONS = 8;
 const PACE_WINDOW_MS = 1000;
+/** The searches whose median duration stands for a search's, before the pace is measured. */
+const RECENT_SEARCHES = 15;
 
 /**
  * The chat turns' knowledge-base searches: at most `limit` at once, the others waiting in order. A
@@ -10,26 +12,27 @@ const PACE_WINDOW_MS = 1000;
  *
  * The limit sizes itself (between 1 and `max`) to what the engine sustains: it grows by one while
  * searches take about as long as the fastest recently seen, and shrinks by one when a search takes
- * more than twice that (more at once would only queue inside the engine). From the searches'
- * mean duration the gate also tells, before a turn is taken, whether its search would be answered
+ * more than twice that (more at once would only queue inside the engine). From how long searches
+ * take the gate also tells, before a turn is taken, whether its search would be answered
  * within the deadline (`admit`): a turn it would not be is refused up front, with the time after
  * which the queue should have drained, instead of being answered without passages.
  *
  * How fast the queue drains is measured where it can be: while searches wait for a slot, the pace
  * at which they complete is what the engine sustains. Before there is such a pace (the gate has
- * not been full in the last second, as at the start of a burst) it is estimated from the mean
- * duration and the limit. That estimate is pessimistic at a burst's start, whose first searches
- * share the engine with the turns' other work (storing the questions): it refuses turns the queue
- * would have served in time, but it does not admit turns that then miss the deadline, which
- * counting a search at the fastest recent duration did (24 of 200 turns without passages at
- * 20,000 chunks on PGlite, bench/search-scale.ts).
+ * not been full in the last second, as at the start of a burst) it is estimated from the median
+ * duration of the last 15 searches and the limit. Counting a search at the fastest recent duration
+ * admitted turns that then missed the deadline (24 of 200 turns without passages at 20,000 chunks
+ * on PGlite, bench/search-scale.ts); a mean weighted towards the latest searches refused half of
+ * a burst of 200 at 2,000 chunks whose admitted half all had their first chunk within 1.4 s: its
+ * first searches, slowed by the other turns' statements and the dense copy catching up, had
+ * lifted the mean to 100 ms (searches took 10-20 ms) just as the limit fell to one.
  */
 export class SearchGate {
   private running = 0;
   private readonly waiting: { admit: () => void; expired: boolean }[] = [];
   private limit: number;
-  /** Mean duration of a search (exponentially weighted), ms; undefined before the first. */
-  private meanMs: number | undefined;
+  /** The durations of the last searches, ms, oldest first. */
+  private readonly recentMs: number[] = [];
   /** The fastest recent search, ms: a minimum that slowly forgets upwards. */
   private fastestMs: number | undefined;
   /** Until when each admitted turn whose search has not asked for a slot yet counts as ahead. */
@@ -54,13 +57,13 @@ export class SearchGate {
   admit(budgetMs: number): number | undefined {
     const now = performance.now();
     while (this.promised.length > 0 && (this.promised[0] ?? 0) <= now) this.promised.shift();
-    const mean = this.meanMs;
-    if (mean !== undefined) {
+    const typical = this.typicalMs();
+    if (typical !== undefined) {
       let live = 0;
       for (const w of this.waiting) if (!w.expired) live += 1;
       const ahead = Math.max(0, this.running + live + this.promised.length + 1 - this.limit);
-      const drainMs = ahead * (this.measuredIntervalMs(now) ?? mean / this.limit);
-      if (drainMs + mean > budgetMs) return Math.ceil(drainMs);
+      const drainMs = ahead * (this.measuredIntervalMs(now) ?? typical / this.limit);
+      if (drainMs + typical > budgetMs) return Math.ceil(drainMs);
     }
     this.promised.push(now + budgetMs);
     return undefined;
@@ -125,12 +128,20 @@ export class SearchGate {
 
   private observe(ms: number): void {
     this.recordCompletion();
-    this.meanMs = this.meanMs === undefined ? ms : 0.8 * this.meanMs + 0.2 * ms;
+    this.recentMs.push(ms);
+    if (this.recentMs.length > RECENT_SEARCHES) this.recentMs.shift();
     const fastest = this.fastestMs === undefined ? ms : Math.min(ms, this.fastestMs);
     // Forgets upwards by 1% of the difference per search: the engine's speed may change.
     this.fastestMs = ms > fastest ? fastest + (ms - fastest) * 0.01 : fastest;
     if (ms > 2 * this.fastestMs + 2) this.limit = Math.max(1, this.limit - 1);
     else if (this.running >= this.limit) this.limit = Math.min(this.max, this.limit + 1);
+  }
+
+  /** The median of the last searches' durations, ms; undefined before the first. */
+  private typicalMs(): number | undefined {
+    if (this.recentMs.length === 0) return undefined;
+    const sorted = [...this.recentMs].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
   }
 
   private enter(deadline: number): Promise<boolean> {
