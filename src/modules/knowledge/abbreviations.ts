@@ -43,6 +43,9 @@ export const abbreviationCount = LOOKUP.exact.size + LOOKUP.anyCase.size;
 
 // Words, with inner hyphens, slashes and ampersands: "COVID-19", "N/V", "U&E", "HTN/T2DM".
 const TOKEN = /[\p{L}\p{N}]+(?:[-/&][\p{L}\p{N}]+)*/gu;
+/** A token joined from parts, and each part. */
+const JOINED = /[-/&]/;
+const PART = /[\p{L}\p{N}]+/gu;
 
 interface Found {
   expansions: readonly string[];
@@ -69,32 +72,35 @@ function isCapitalWord(token: string | undefined): boolean {
   return token !== undefined && /^\p{Lu}{2,}$/u.test(token) && lookUp(token)?.exact !== false;
 }
 
+/** Whether the words around the `i`-th token are in capitals. */
+function inCapitals(tokens: readonly RegExpExecArray[], i: number): boolean {
+  return isCapitalWord(tokens[i - 1]?.[0]) || isCapitalWord(tokens[i + 1]?.[0]);
+}
+
 /** Each abbreviation's first occurrence, in order of appearance. */
 export function abbreviationsIn(text: string): AbbreviationMatch[] {
   const tokens = [...text.matchAll(TOKEN)];
   const matches: AbbreviationMatch[] = [];
   const seen = new Set<string>();
-  tokens.forEach((token, i) => {
-    const inCapitals = () => isCapitalWord(tokens[i - 1]?.[0]) || isCapitalWord(tokens[i + 1]?.[0]);
-    const add = (abbreviation: string, start: number): boolean => {
-      const found = lookUp(abbreviation);
-      if (!found || (found.exact && inCapitals())) return false;
-      const key = abbreviation.toLowerCase();
-      if (!seen.has(key)) {
-        seen.add(key);
-        matches.push({
-          abbreviation,
-          expansions: found.expansions,
-          start,
-          end: start + key.length,
-        });
-      }
-      return true;
-    };
-    if (add(token[0], token.index)) return;
+  // Runs for every word of every analysed sentence (the extractive model's hot path): no closure
+  // or regular expression per word.
+  const add = (i: number, abbreviation: string, start: number): boolean => {
+    const found = lookUp(abbreviation);
+    if (!found || (found.exact && inCapitals(tokens, i))) return false;
+    const key = abbreviation.toLowerCase();
+    if (!seen.has(key)) {
+      seen.add(key);
+      matches.push({ abbreviation, expansions: found.expansions, start, end: start + key.length });
+    }
+    return true;
+  };
+  for (let i = 0; i < tokens.length; i += 1) {
+    const token = tokens[i];
+    if (token === undefined || add(i, token[0], token.index)) continue;
     // "HTN/T2DM" is no entry of its own, but both of its parts are.
-    for (const part of token[0].matchAll(/[\p{L}\p{N}]+/gu)) add(part[0], token.index + part.index);
-  });
+    if (!JOINED.test(token[0])) continue;
+    for (const part of token[0].matchAll(PART)) add(i, part[0], token.index + part.index);
+  }
   return matches;
 }
 
