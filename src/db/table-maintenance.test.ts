@@ -29,6 +29,9 @@ describe('TableMaintenance on PGlite', () => {
   beforeAll(async () => {
     database = await openDatabase({});
     await database.db.execute(sql`create table notes (id int primary key, body text not null)`);
+    // Off the search path, as drizzle's own migrations table is.
+    await database.db.execute(sql`create schema ledger`);
+    await database.db.execute(sql`create table ledger.entries (id int primary key)`);
   });
   afterAll(async () => {
     await database.close();
@@ -48,6 +51,7 @@ describe('TableMaintenance on PGlite', () => {
     expect((await stats())?.reltuples).toBe(-1);
     const first = await maintenance.run();
     expect(first.analyzed).toContain('notes');
+    expect(first.analyzed).toContain('entries');
     expect((await stats())?.reltuples).toBe(0);
     expect(await maintenance.run()).toEqual({ analyzed: [], vacuumed: [] });
 

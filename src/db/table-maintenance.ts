@@ -15,6 +15,7 @@ const VACUUM_DEAD = { base: 50, scale: 0.2 };
 const VACUUM_INSERTED = { base: 1000, scale: 0.2 };
 
 interface TableStats {
+  schema: string;
   name: string;
   /** Rows as of the last vacuum or analyse; -1 when never. */
   reltuples: number;
@@ -66,21 +67,28 @@ export class TableMaintenance {
     await this.db.execute(sql`select pg_stat_force_next_flush()`);
     const tables = await queryRows<TableStats>(
       this.db,
-      sql`select s.relname as name, c.reltuples::float8 as reltuples,
+      sql`select s.schemaname as schema, s.relname as name, c.reltuples::float8 as reltuples,
           s.n_mod_since_analyze::float8 as modified, s.n_dead_tup::float8 as dead,
           s.n_ins_since_vacuum::float8 as inserted
         from pg_stat_user_tables s join pg_class c on c.oid = s.relid
-        order by s.relname`,
+        order by s.schemaname, s.relname`,
     );
     const done: MaintenanceRun = { analyzed: [], vacuumed: [] };
     for (const t of tables) {
       if (this.closed) break;
       const work = due(t);
       if (work === undefined) continue;
-      const table = sql.identifier(t.name);
-      await this.db.execute(
-        work === 'vacuum' ? sql`vacuum (analyze) ${table}` : sql`analyze ${table}`,
-      );
+      // Qualified: not every table is on the search path (drizzle's own is in its schema).
+      const table = sql`${sql.identifier(t.schema)}.${sql.identifier(t.name)}`;
+      try {
+        await this.db.execute(
+          work === 'vacuum' ? sql`vacuum (analyze) ${table}` : sql`analyze ${table}`,
+        );
+      } catch (err) {
+        // One table (dropped meanwhile, say) does not keep the others from their turn.
+        this.log.warn({ err, table: t.name }, 'table maintenance failed for a table');
+        continue;
+      }
       (work === 'vacuum' ? done.vacuumed : done.analyzed).push(t.name);
     }
     return done;
@@ -106,7 +114,9 @@ export class TableMaintenance {
 }
 
 /** What autovacuum would do to the table now, if anything. */
-export function due(t: TableStats): 'vacuum' | 'analyze' | undefined {
+export function due(
+  t: Pick<TableStats, 'reltuples' | 'modified' | 'dead' | 'inserted'>,
+): 'vacuum' | 'analyze' | undefined {
   const rows = Math.max(0, t.reltuples);
   const past = (n: number, threshold: { base: number; scale: number }) =>
     n > threshold.base + threshold.scale * rows;
