@@ -85,6 +85,23 @@ describe('PGlite in a worker thread', () => {
     await remote.query('delete from items');
   });
 
+  it('keeps the statements that read and write rows prepared, in and out of transactions', async () => {
+    const read = 'select name from items where id = $1';
+    const write = 'insert into items values ($1, $2)';
+    await remote.transaction(async (tx) => {
+      await tx.query(write, [200, 'kept']);
+      expect((await tx.query(read, [200])).rows).toEqual([{ name: 'kept' }]);
+    });
+    expect((await remote.query(read, [200])).rows).toEqual([{ name: 'kept' }]);
+    const { rows } = await remote.query<{ statement: string }>(
+      'select statement from pg_prepared_statements',
+    );
+    const held = rows.map((r) => r.statement);
+    expect(held.filter((s) => s === read)).toHaveLength(1);
+    expect(held).toContain(write);
+    await remote.query('delete from items');
+  });
+
   it('keeps timestamps as text through drizzle, as PGlite in this thread does', async () => {
     const query = sql`select '2024-03-04 05:06:07.891+00'::timestamptz as t, '2024-03-04'::date as d,
       interval '1 day 2 hours' as i, array['2024-03-04 05:06:07+00'::timestamptz] as ta`;

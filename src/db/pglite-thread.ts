@@ -1,6 +1,7 @@
-import { PGlite, type Results, type Transaction } from '@electric-sql/pglite';
+import { PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
 import { parentPort } from 'node:worker_threads';
 import type { FromPgliteThread, ToPgliteThread, WireError, WireResults } from './pglite-remote.js';
+import { PreparedStatements } from './pglite-statements.js';
 
 /**
  * PGlite's thread: holds the process's embedded databases (the service has one) and runs every
@@ -12,8 +13,8 @@ import type { FromPgliteThread, ToPgliteThread, WireError, WireResults } from '.
 
 if (parentPort === null) throw new Error('PGlite runs here only as a worker thread');
 const port = parentPort;
-/** The open databases, by the number the service's thread gave each. */
-const databases = new Map<number, PGlite>();
+/** The open databases, by the number the service's thread gave each, with their kept statements. */
+const databases = new Map<number, { pg: PGlite; statements: PreparedStatements }>();
 
 interface OpenTransaction {
   tx: Transaction;
@@ -107,10 +108,35 @@ function begin(pg: PGlite, id: number): Promise<void> {
   });
 }
 
-function database(db: number): PGlite {
-  const pg = databases.get(db);
-  if (pg === undefined) throw new Error(`PGlite thread: database ${db} is not open`);
-  return pg;
+function database(db: number): { pg: PGlite; statements: PreparedStatements } {
+  const open = databases.get(db);
+  if (open === undefined) throw new Error(`PGlite thread: database ${db} is not open`);
+  return open;
+}
+
+/**
+ * One statement, in transaction `tx` (null: none). Reads and writes of rows run as kept prepared
+ * statements (pglite-statements.ts) under the locks PGlite's `query` takes: outside a transaction
+ * its transaction lock (so it waits for an open one to end) and its query lock; inside, the query
+ * lock only (the transaction holds the other). Anything else runs through PGlite's `query`.
+ */
+async function statement(
+  db: number,
+  tx: number | null,
+  sql: string,
+  params: unknown[],
+  options: QueryOptions,
+): Promise<Results<unknown>> {
+  const { pg, statements } = database(db);
+  if (tx !== null) {
+    const open = await begun(tx);
+    if (!PreparedStatements.reusable(sql)) return open.tx.query<unknown>(sql, params, options);
+    return pg.runExclusive(() => statements.run(sql, params, options, true));
+  }
+  if (!PreparedStatements.reusable(sql)) return pg.query<unknown>(sql, params, options);
+  return pg._runExclusiveTransaction(() =>
+    pg.runExclusive(() => statements.run(sql, params, options, false)),
+  );
 }
 
 async function handle(message: ToPgliteThread): Promise<WireResults | null> {
@@ -120,18 +146,19 @@ async function handle(message: ToPgliteThread): Promise<WireResults | null> {
         throw new Error(`PGlite thread: database ${message.db} is open`);
       const pg = message.dir === null ? new PGlite() : new PGlite(message.dir);
       await pg.waitReady;
-      databases.set(message.db, pg);
+      databases.set(message.db, { pg, statements: new PreparedStatements(pg) });
       return null;
     }
     case 'query': {
-      const target = message.tx === null ? database(message.db) : (await begun(message.tx)).tx;
       const parsers = Object.fromEntries(message.textTypes.map((oid) => [oid, asText]));
       const options =
         message.rowMode === null ? { parsers } : { parsers, rowMode: message.rowMode };
-      return wireResults(await target.query<unknown>(message.sql, message.params, options));
+      return wireResults(
+        await statement(message.db, message.tx, message.sql, message.params, options),
+      );
     }
     case 'begin': {
-      const started = begin(database(message.db), message.id);
+      const started = begin(database(message.db).pg, message.id);
       beginning.set(message.id, started);
       try {
         await started;
@@ -157,7 +184,7 @@ async function handle(message: ToPgliteThread): Promise<WireResults | null> {
       return null;
     }
     case 'close': {
-      const pg = database(message.db);
+      const { pg } = database(message.db);
       databases.delete(message.db);
       await pg.close();
       return null;
