@@ -55,18 +55,29 @@ function stems(text: string): string[] {
   return tokenize(text).filter(isContent).map(stem);
 }
 
-/** The lexicon's phrases found in `tokens`, with the positions they cover. */
+/** The lexicon's phrases by their first word, each with its place in the lexicon. */
+const PHRASES = new Map<string, { words: string[]; expansion: string; order: number }[]>();
+Object.entries(SYNONYMS).forEach(([phrase, expansion], order) => {
+  const words = phrase.split(' ');
+  const first = words[0] ?? '';
+  PHRASES.set(first, [...(PHRASES.get(first) ?? []), { words, expansion, order }]);
+});
+
+/**
+ * The lexicon's phrases found in `tokens`, with the positions they cover, in the lexicon's order
+ * (then by position). Only the phrases starting with a token are tried at it.
+ */
 function layPhrases(tokens: readonly string[]) {
-  const found: { start: number; end: number; expansion: string }[] = [];
-  for (const [phrase, expansion] of Object.entries(SYNONYMS)) {
-    const words = phrase.split(' ');
-    for (let start = 0; start + words.length <= tokens.length; start += 1) {
-      if (words.every((w, i) => tokens[start + i] === w)) {
-        found.push({ start, end: start + words.length, expansion });
+  const found: { start: number; end: number; expansion: string; order: number }[] = [];
+  tokens.forEach((token, start) => {
+    for (const { words, expansion, order } of PHRASES.get(token) ?? []) {
+      const end = start + words.length;
+      if (end <= tokens.length && words.every((w, i) => tokens[start + i] === w)) {
+        found.push({ start, end, expansion, order });
       }
     }
-  }
-  return found;
+  });
+  return found.sort((a, b) => a.order - b.order || a.start - b.start);
 }
 
 interface WrittenWord {

@@ -112,6 +112,33 @@ describe('ExtractiveProvider: answers from passages', () => {
     expect(answer.split('below 150/90 mmHg').length - 1).toBe(1);
   });
 
+  it('quotes once a sentence cut differently, or worded nearly alike, in another passage', async () => {
+    const question = 'Blood pressure target for adults aged 80 and over?';
+    // Cut inside its first and last words: contained in TARGETS's sentence, words cut apart.
+    const cut = passage(
+      3,
+      'ults aged 80 and over, aim for a clinic blood pressure below 150/90 mm.',
+    );
+    // The same sentence with one word of twenty changed: nine words in ten shared.
+    const reworded = passage(
+      4,
+      'For adults aged 80 and over, aim for a clinic blood pressure below 150/90 mmHg, ' +
+        'measured seated after five minutes of rest in a quiet warm room.',
+    );
+    const full = passage(
+      5,
+      'For adults aged 80 and over, aim for a clinic blood pressure below 150/90 mmHg, ' +
+        'measured seated after five minutes of rest in a quiet calm room.',
+    );
+    for (const passages of [
+      [TARGETS, cut],
+      [reworded, full],
+    ]) {
+      const answer = textOf(await collect(provider, ask(question, passages)));
+      expect(answer.split('150/90 mm').length - 1).toBe(1);
+    }
+  });
+
   it('says it found nothing, without a marker, when no passage answers', async () => {
     const events = await collect(
       provider,
