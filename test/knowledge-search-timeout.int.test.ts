@@ -1,5 +1,7 @@
+import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { queryRows } from '../src/db/client.js';
 import { sqlState } from '../src/db/errors.js';
 import { SearchService } from '../src/modules/knowledge/search.js';
 import { createEmbeddings } from '../src/providers/embeddings/index.js';
@@ -52,6 +54,48 @@ describe('the passages read under a statement timeout (PostgreSQL)', () => {
       await locker.query('rollback');
     }
     expect(await search.search('tenecteplase bolus', { limit: 5 })).toHaveLength(1);
+  });
+
+  it('reads in one statement on connections that carry the timeout, failing and then reading alike', async () => {
+    await indexed(t, 'Reteplase', 'Reteplase is given as two boluses thirty minutes apart.');
+    const { knowledge, database } = t.deps;
+    const bounded = database.withStatementTimeout?.(300, 2);
+    if (bounded === undefined) throw new Error('PostgreSQL offers bounded connections');
+    expect(database.withStatementTimeout?.(300, 2)).toBe(bounded);
+    const setting = await queryRows(bounded, sql`select current_setting('statement_timeout') as t`);
+    expect(setting).toEqual([{ t: '300ms' }]);
+    const search = new SearchService(
+      database.db,
+      createEmbeddings(t.deps.config.embeddings),
+      knowledge.vectors,
+      knowledge.lexical,
+      {},
+      undefined,
+      bounded,
+    );
+    const transaction = vi.spyOn(database.db, 'transaction');
+    try {
+      const best = async () => (await search.search('reteplase', { limit: 5 }))[0]?.title;
+      expect(await best()).toBe('Reteplase');
+      await locker.query('begin');
+      await locker.query('lock table kb_chunks in access exclusive mode');
+      try {
+        const failed = await search.search('reteplase', { limit: 5 }).then(
+          () => null,
+          (err: unknown) => err,
+        );
+        expect(sqlState(failed)).toBe('57014');
+      } finally {
+        await locker.query('rollback');
+      }
+      expect(await best()).toBe('Reteplase');
+      // The service's own search reads the same way: no transaction on the main pool.
+      const found = await knowledge.search.search('reteplase given', { limit: 5 });
+      expect(found.map((r) => r.title)).toContain('Reteplase');
+      expect(transaction).not.toHaveBeenCalled();
+    } finally {
+      transaction.mockRestore();
+    }
   });
 });
 

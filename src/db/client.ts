@@ -25,6 +25,13 @@ export interface Database {
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
   /** Calls `listener` whenever a new connection is opened (PostgreSQL: the server answers again). */
   onConnect(listener: () => void): void;
+  /**
+   * PostgreSQL only: a handle on a pool of its own (at most `max` connections, opened as needed)
+   * whose connections all run with `statement_timeout = ms`, set as they open. A single statement
+   * bounded this way needs no transaction to carry a `set local`: one round trip instead of four
+   * (BEGIN, SET, the statement, COMMIT). The same handle for the same `ms`.
+   */
+  withStatementTimeout?(ms: number, max: number): Db;
 }
 
 export interface DatabaseOptions {
@@ -74,22 +81,39 @@ class DatabasePool extends pg.Pool {
 }
 
 function openPostgres(url: string, max: number, connectTimeoutMs: number): Database {
-  const pool = new DatabasePool({
-    connectionString: url,
-    max,
-    idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: connectTimeoutMs,
-  });
-  // An idle client losing its connection must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  const newPool = (size: number, statementTimeoutMs?: number) => {
+    const created = new DatabasePool({
+      connectionString: url,
+      max: size,
+      idleTimeoutMillis: 30_000,
+      connectionTimeoutMillis: connectTimeoutMs,
+      ...(statementTimeoutMs === undefined ? {} : { statement_timeout: statementTimeoutMs }),
+    });
+    // An idle client losing its connection must not crash the process; the next query reconnects.
+    created.on('error', () => undefined);
+    return created;
+  };
+  const pool = newPool(max);
   const db = drizzlePg(pool, { schema }) as unknown as Db;
+  const bounded = new Map<number, { pool: DatabasePool; db: Db }>();
   return {
     db,
     kind: 'postgres',
     ping: async () => {
       await pool.query('select 1');
     },
-    close: () => pool.end(),
+    close: async () => {
+      await Promise.all([pool.end(), ...[...bounded.values()].map((b) => b.pool.end())]);
+    },
+    withStatementTimeout: (ms, size) => {
+      let entry = bounded.get(ms);
+      if (entry === undefined) {
+        const timed = newPool(size, ms);
+        entry = { pool: timed, db: drizzlePg(timed, { schema }) as unknown as Db };
+        bounded.set(ms, entry);
+      }
+      return entry.db;
+    },
     pool: () => ({
       total: pool.totalCount,
       idle: pool.idleCount,

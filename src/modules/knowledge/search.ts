@@ -123,6 +123,11 @@ export class SearchService {
     tuning: Partial<SearchTuning> = {},
     /** Results by query; emptied whenever the searchable corpus changes (see `kbSearchRegion`). */
     private readonly cache?: CacheRegion<SearchResult[]>,
+    /**
+     * Where the passages read runs when its connections already carry its statement timeout
+     * (`Database.withStatementTimeout`): then it is one statement, with no transaction around it.
+     */
+    private readonly boundedDb?: Db,
   ) {
     const base = embeddings.model.startsWith('hashed-') ? HASHED_TUNING : DEFAULT_TUNING;
     this.tuning = { ...base, ...tuning };
@@ -290,6 +295,7 @@ export class SearchService {
       );
     const { passagesTimeoutMs } = this.tuning;
     if (passagesTimeoutMs === null) return read(this.db);
+    if (this.boundedDb !== undefined) return read(this.boundedDb);
     return this.db.transaction(async (tx) => {
       // `set local`: the bound ends with this transaction, whichever pooled connection it ran on.
       const ms = Math.round(passagesTimeoutMs ?? PASSAGES_TIMEOUT_MS);

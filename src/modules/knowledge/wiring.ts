@@ -16,7 +16,7 @@ import { ExtractionPool } from './extraction-pool.js';
 import { Indexer } from './indexer.js';
 import { jobStateCounter, type JobStateCounter } from './job-states.js';
 import { jobsRepo } from './jobs-repo.js';
-import { KB_SEARCH_PATTERN, SearchService, kbSearchRegion } from './search.js';
+import { KB_SEARCH_PATTERN, PASSAGES_TIMEOUT_MS, SearchService, kbSearchRegion } from './search.js';
 import { KnowledgeService } from './service.js';
 import { IndexingWorker } from './worker.js';
 
@@ -39,6 +39,14 @@ export interface Knowledge {
 const BATCH_SIZE = 32;
 /** How often a running job checks that it is still wanted (not deleted, not superseded). */
 const WATCH_MS = 1000;
+
+/**
+ * Connections for the passages read, besides the main pool: half as many, at least two. A read
+ * holds one for about a millisecond; more would only add to what PostgreSQL must allow.
+ */
+export function searchConnections(poolSize: number): number {
+  return Math.max(2, Math.ceil(poolSize / 2));
+}
 
 /**
  * The knowledge base's parts, chosen by configuration: BullMQ when Redis is configured, else the
@@ -96,6 +104,11 @@ export async function createKnowledge(
       // PGlite ignores statement_timeout (checked with pg_sleep): no transaction to set it.
       database.kind === 'pglite' ? { passagesTimeoutMs: null } : {},
       cache.region('kb-search', kbSearchRegion),
+      // On PostgreSQL, connections of their own with the read's timeout set: no transaction.
+      database.withStatementTimeout?.(
+        PASSAGES_TIMEOUT_MS,
+        searchConnections(config.databasePoolSize),
+      ),
     ),
     vectors,
     worker,
