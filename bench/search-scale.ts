@@ -13,6 +13,8 @@ import {
   type ServerChild,
 } from './lib/chat-client.js';
 import { concurrentPart, stats, type Stats } from './lib/chat-parts.js';
+import type { LoopDelay } from './lib/chat-server.js';
+import { startHealthProbe } from './lib/health-probe.js';
 import {
   ADMIN_DATABASE_URL,
   REDIS_URL,
@@ -67,7 +69,17 @@ interface Run {
   rssBytes: number;
   search: Stats;
   healthAlone: Stats;
-  concurrent: { searchesPerSecond: number; search: Stats; health: Stats; errors: number };
+  concurrent: {
+    searchesPerSecond: number;
+    search: Stats;
+    /** From a probe process of its own (bench/lib/health-probe.ts). */
+    health: Stats;
+    /** From the load generator's process, as runs before 2026-11-28 11:40 UTC measured it. */
+    healthInLoad?: Stats;
+    /** The service's own event-loop delay meanwhile, ms. */
+    loop?: LoopDelay;
+    errors: number;
+  };
   burst: {
     alone: Stats;
     firstChunk: Stats;
@@ -75,6 +87,8 @@ interface Run {
     refused: number;
     turns: number;
     health: Stats;
+    healthInLoad?: Stats;
+    loop?: LoopDelay;
     /** The turns' steps, by name (bench/lib/chat-server.ts spans): alone, and in the burst. */
     aloneSteps: Record<string, Stats>;
     steps: Record<string, Stats>;
@@ -147,8 +161,10 @@ async function measure(
     search.push((await timed(searchUrl(server.base, fresh(q, i, `${tag}a`)), token)).ms);
     health.push((await timed(`${server.base}/health`)).ms);
   }
-  // 16 clients for BENCH_SECONDS, /health probed meanwhile.
-  const probe = healthProbe(server.base, 20);
+  // 16 clients for BENCH_SECONDS, /health probed meanwhile (from its own process, and from here).
+  const probe = await startHealthProbe(server.base, 20);
+  const probeHere = healthProbe(server.base, 20);
+  await server.call('loop');
   const until = performance.now() + settings.seconds * 1000;
   const each: number[] = [];
   let errors = 0;
@@ -164,9 +180,14 @@ async function measure(
       }
     }),
   );
-  const concurrentHealth = await probe.stop();
+  const concurrentLoop = await server.call('loop');
+  const [concurrentHealth, concurrentHealthHere] = await Promise.all([
+    probe.stop(),
+    probeHere.stop(),
+  ]);
   // 200 turns at once, /health probed meanwhile.
-  const burstProbe = healthProbe(server.base, 20);
+  const burstProbe = await startHealthProbe(server.base, 20);
+  const burstProbeHere = healthProbe(server.base, 20);
   const burst = await concurrentPart(server, {
     users: 20,
     perUser: 10,
@@ -175,7 +196,11 @@ async function measure(
     password,
     tag,
   });
-  const burstHealth = await burstProbe.stop();
+  const burstLoop = await server.call('loop');
+  const [burstHealth, burstHealthHere] = await Promise.all([
+    burstProbe.stop(),
+    burstProbeHere.stop(),
+  ]);
   const turns = burst.bursts.flatMap((b) => b.turns);
   const refused = turns.filter((t) => t.errors.includes('SERVICE_UNAVAILABLE'));
   const answered = turns.filter((t) => !t.errors.includes('SERVICE_UNAVAILABLE'));
@@ -188,6 +213,8 @@ async function measure(
       searchesPerSecond: each.length / settings.seconds,
       search: stats(each),
       health: concurrentHealth,
+      healthInLoad: concurrentHealthHere,
+      loop: concurrentLoop,
       errors,
     },
     burst: {
@@ -197,6 +224,8 @@ async function measure(
       refused: refused.length,
       turns: turns.length,
       health: burstHealth,
+      healthInLoad: burstHealthHere,
+      loop: burstLoop,
       aloneSteps: burst.aloneSteps,
       steps: burst.bursts[0]?.steps ?? {},
       startedAt: burst.bursts[0]?.startedAt ?? {},
@@ -296,6 +325,13 @@ async function graphLinked(server: ServerChild): Promise<number | null> {
 
 const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 
+/** /health p99 from the probe process, from the load generator's, and the service's loop delay. */
+function healthCell(m: { health: Stats; healthInLoad?: Stats; loop?: LoopDelay }): string {
+  const here = m.healthInLoad === undefined ? '' : `, ${f(m.healthInLoad.p99)}`;
+  const loop = m.loop === undefined ? '' : ` (${f(m.loop.p99)})`;
+  return `${f(m.health.p99)}${here}${loop}`;
+}
+
 function render(date: string, runs: Run[]): string {
   const rows = runs.map((r) => {
     const perChunk = (bytes: number | undefined) => f((bytes ?? Number.NaN) / r.chunks, 0);
@@ -311,18 +347,18 @@ function render(date: string, runs: Run[]): string {
     `- Command: \`make bench-search\` (\`bench/search-scale.ts\`), ${date}, load average at the start of each measure and the share of CPU time stolen by the hypervisor (seeding, measures) in the table`,
     `- The service in a child process as \`make run\` starts it (embedded: PGlite and no Redis) or on PostgreSQL + Redis; documents uploaded through the admin route; every question new to the search cache (a nonce word no chunk holds). ${String(settings.searches)} searches one at a time; ${String(settings.clients)} clients for ${String(settings.seconds)} s; 200 turns at once (20 users x 10 sockets) after 10 turns alone.`,
     '',
-    '| backend, chunks | load | CPU stolen % (seeding, measures) | indexing chunks/s | first search ms (graph linked after, s) | search p50 / p99 ms | GET /health p50 / p99 ms (same loop) | 16 clients: searches/s | /health p99 ms meanwhile |',
+    '| backend, chunks | load | CPU stolen % (seeding, measures) | indexing chunks/s | first search ms (graph linked after, s) | search p50 / p99 ms | GET /health p50 / p99 ms (same loop) | 16 clients: searches/s | /health p99 ms meanwhile: probe process, load generator (service event-loop delay p99) |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       ({ name, r }) =>
-        `| ${name} | ${f(r.load)} | ${r.stolen === undefined ? '–' : `${f(r.stolen.seeding * 100, 0)}, ${f(r.stolen.measures * 100, 0)}`} | ${f(r.chunks / r.seedSeconds, 0)} | ${f(r.firstSearchMs, 0)}${typeof r.graphLinkedMs === 'number' ? ` (${f(r.graphLinkedMs / 1000)})` : ''} | ${f(r.search.p50)} / ${f(r.search.p99)} | ${f(r.healthAlone.p50, 2)} / ${f(r.healthAlone.p99, 2)} | ${f(r.concurrent.searchesPerSecond, 0)}${r.concurrent.errors > 0 ? ` (${String(r.concurrent.errors)} errors)` : ''} | ${f(r.concurrent.health.p99)} |`,
+        `| ${name} | ${f(r.load)} | ${r.stolen === undefined ? '–' : `${f(r.stolen.seeding * 100, 0)}, ${f(r.stolen.measures * 100, 0)}`} | ${f(r.chunks / r.seedSeconds, 0)} | ${f(r.firstSearchMs, 0)}${typeof r.graphLinkedMs === 'number' ? ` (${f(r.graphLinkedMs / 1000)})` : ''} | ${f(r.search.p50)} / ${f(r.search.p99)} | ${f(r.healthAlone.p50, 2)} / ${f(r.healthAlone.p99, 2)} | ${f(r.concurrent.searchesPerSecond, 0)}${r.concurrent.errors > 0 ? ` (${String(r.concurrent.errors)} errors)` : ''} | ${healthCell(r.concurrent)} |`,
     ),
     '',
-    '| backend, chunks | 200 turns: first chunk p50 / p99 ms | one turn alone p50 ms | turns without passages | turns refused (SERVICE_UNAVAILABLE) | /health p99 ms during the burst | lexical index: postings B/chunk, thread heap B/chunk | service RSS MB |',
+    '| backend, chunks | 200 turns: first chunk p50 / p99 ms | one turn alone p50 ms | turns without passages | turns refused (SERVICE_UNAVAILABLE) | /health p99 ms during the burst: probe process, load generator (service event-loop delay p99) | lexical index: postings B/chunk, thread heap B/chunk | service RSS MB |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       ({ name, r, perChunk }) =>
-        `| ${name} | ${f(r.burst.firstChunk.p50, 0)} / ${f(r.burst.firstChunk.p99, 0)} | ${f(r.burst.alone.p50, 0)} | ${String(r.burst.withoutPassages)} of ${String(r.burst.turns - r.burst.refused)} | ${String(r.burst.refused)} of ${String(r.burst.turns)} | ${f(r.burst.health.p99)} | ${perChunk(r.lexical?.postingBytes)}, ${perChunk(r.lexical?.heapBytes)} | ${f(r.rssBytes / 2 ** 20, 0)} |`,
+        `| ${name} | ${f(r.burst.firstChunk.p50, 0)} / ${f(r.burst.firstChunk.p99, 0)} | ${f(r.burst.alone.p50, 0)} | ${String(r.burst.withoutPassages)} of ${String(r.burst.turns - r.burst.refused)} | ${String(r.burst.refused)} of ${String(r.burst.turns)} | ${healthCell(r.burst)} | ${perChunk(r.lexical?.postingBytes)}, ${perChunk(r.lexical?.heapBytes)} | ${f(r.rssBytes / 2 ** 20, 0)} |`,
     ),
     '',
     'Goals (issue 24): search p50 <= 10 ms at 20,000 chunks and <= 30 ms at 200,000; >= 200 searches/s with 16 clients; no turn without its passages because of load and first chunk p99 <= 2 s in the burst; GET /health p99 <= 20 ms while 16 clients search and during the burst; indexing not below about 580 chunks/s.',

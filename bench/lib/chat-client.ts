@@ -5,7 +5,7 @@ import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
-import type { MemoryReport, Request, Span } from './chat-server.js';
+import type { LoopDelay, MemoryReport, Request, Span } from './chat-server.js';
 import type { GeneratedDocument } from './chat-corpus.js';
 import { sleep } from './processes.js';
 
@@ -29,6 +29,7 @@ export interface ServerChild {
   call(cmd: 'memory'): Promise<MemoryReport>;
   call(cmd: 'spans'): Promise<Span[]>;
   call(cmd: 'inflight'): Promise<number>;
+  call(cmd: 'loop'): Promise<LoopDelay>;
   call(cmd: 'lexical'): Promise<LexicalState | null>;
   call(cmd: 'dense'): Promise<DenseStatus | null>;
   stop(): Promise<void>;

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { buildApp } from '../../src/app.js';
@@ -31,7 +31,13 @@ export interface Span {
 
 export type Request =
   | { id: number; cmd: 'search'; query: string; limit: number }
-  | { id: number; cmd: 'memory' | 'spans' | 'inflight' | 'lexical' | 'dense' | 'stop' };
+  | { id: number; cmd: 'memory' | 'spans' | 'inflight' | 'lexical' | 'dense' | 'loop' | 'stop' };
+
+/** The service's event-loop delay since the last call, ms (5 ms resolution). */
+export interface LoopDelay {
+  p99: number;
+  max: number;
+}
 
 export interface MemoryReport {
   rss: number;
@@ -211,6 +217,10 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
 
+  // The service's own event-loop delay, from the last `loop` call on (ms).
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+
   const answer = async (req: Request): Promise<unknown> => {
     switch (req.cmd) {
       case 'search': {
@@ -224,6 +234,11 @@ async function main(): Promise<void> {
         return spans.splice(0);
       case 'inflight':
         return inflightSearches;
+      case 'loop': {
+        const delay: LoopDelay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
+        loop.reset();
+        return delay;
+      }
       case 'lexical':
         // What the index holds once built (the search warms it first).
         await deps.knowledge.lexical.warm();
