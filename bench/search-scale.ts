@@ -181,6 +181,7 @@ async function measure(
     }),
   );
   const concurrentLoop = await server.call('loop');
+  logLoop(`${tag}: 16 clients`, concurrentLoop);
   const [concurrentHealth, concurrentHealthHere] = await Promise.all([
     probe.stop(),
     probeHere.stop(),
@@ -197,6 +198,7 @@ async function measure(
     tag,
   });
   const burstLoop = await server.call('loop');
+  logLoop(`${tag}: burst`, burstLoop);
   const [burstHealth, burstHealthHere] = await Promise.all([
     burstProbe.stop(),
     burstProbeHere.stop(),
@@ -324,6 +326,16 @@ async function graphLinked(server: ServerChild): Promise<number | null> {
 }
 
 const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+
+function logLoop(what: string, loop: LoopDelay): void {
+  const gc = loop.gc;
+  console.log(
+    `${what}: service event-loop delay p99 ${f(loop.p99)} ms, max ${f(loop.max)} ms` +
+      (gc === undefined
+        ? ''
+        : `; GC ${String(gc.count)} pauses, ${f(gc.totalMs)} ms in all, longest ${f(gc.maxMs)} ms`),
+  );
+}
 
 /** /health p99 from the probe process, from the load generator's, and the service's loop delay. */
 function healthCell(m: { health: Stats; healthInLoad?: Stats; loop?: LoopDelay }): string {

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { buildApp } from '../../src/app.js';
@@ -37,6 +37,8 @@ export type Request =
 export interface LoopDelay {
   p99: number;
   max: number;
+  /** The garbage collector's pauses of the service's thread meanwhile: count, total and longest, ms. */
+  gc?: { count: number; totalMs: number; maxMs: number };
 }
 
 export interface MemoryReport {
@@ -220,6 +222,10 @@ async function main(): Promise<void> {
   // The service's own event-loop delay, from the last `loop` call on (ms).
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
+  let gcPauses: number[] = [];
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcPauses.push(entry.duration);
+  }).observe({ entryTypes: ['gc'] });
 
   const answer = async (req: Request): Promise<unknown> => {
     switch (req.cmd) {
@@ -235,8 +241,14 @@ async function main(): Promise<void> {
       case 'inflight':
         return inflightSearches;
       case 'loop': {
-        const delay: LoopDelay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
+        const gc = {
+          count: gcPauses.length,
+          totalMs: gcPauses.reduce((a, b) => a + b, 0),
+          maxMs: Math.max(0, ...gcPauses),
+        };
+        const delay: LoopDelay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, gc };
         loop.reset();
+        gcPauses = [];
         return delay;
       }
       case 'lexical':
