@@ -68,8 +68,6 @@ interface Candidate {
   text: string;
   passage: Passage;
   index: number;
-  key: string;
-  words: ReadonlySet<string>;
   terms: ReadonlySet<string>;
   /** The terms of its neighbours and of its passage's heading and title. */
   near: ReadonlySet<string>;
@@ -136,7 +134,11 @@ class KeptSentences {
     }
     const at = this.kept.length;
     this.kept.push({ key, size: words.size });
-    for (const w of words) this.byWord.set(w, [...(this.byWord.get(w) ?? []), at]);
+    for (const w of words) {
+      const holders = this.byWord.get(w);
+      if (holders === undefined) this.byWord.set(w, [at]);
+      else holders.push(at);
+    }
     return true;
   }
 }
@@ -167,7 +169,7 @@ function candidates(passages: readonly Passage[], acronyms: readonly string[]): 
       const words = analysed.words[index] ?? new Set<string>();
       if (!seen.keep(key, words)) return;
       const near = new Set([...label, ...(terms[index - 1] ?? []), ...(terms[index + 1] ?? [])]);
-      kept.push({ text, passage, index, key, words, terms: terms[index] ?? new Set(), near });
+      kept.push({ text, passage, index, terms: terms[index] ?? new Set(), near });
     });
   }
   return kept;
