@@ -11,6 +11,7 @@ import {
   seedDocuments,
   startServer,
   type ServerChild,
+  type TurnResult,
 } from './lib/chat-client.js';
 import { concurrentPart, stats, type Stats } from './lib/chat-parts.js';
 import type { LoopDelay } from './lib/chat-server.js';
@@ -209,8 +210,11 @@ async function measure(
     burstProbeHere.stop(),
   ]);
   const turns = burst.bursts.flatMap((b) => b.turns);
-  const refused = turns.filter((t) => t.errors.includes('SERVICE_UNAVAILABLE'));
-  const answered = turns.filter((t) => !t.errors.includes('SERVICE_UNAVAILABLE'));
+  const isRefused = (t: TurnResult) => t.errors.includes('SERVICE_UNAVAILABLE');
+  const firstChunks = (of: TurnResult[]) =>
+    of.filter((t) => !isRefused(t)).map((t) => t.firstChunkMs);
+  const refused = turns.filter(isRefused);
+  const answered = turns.filter((t) => !isRefused(t));
   return {
     firstSearchMs: first.ms,
     graphLinkedMs,
@@ -226,15 +230,8 @@ async function measure(
     },
     burst: {
       alone: stats(burst.alone.map((t) => t.firstChunkMs)),
-      perBurstP99: burst.bursts.map(
-        (b) =>
-          stats(
-            b.turns
-              .filter((t) => !t.errors.includes('SERVICE_UNAVAILABLE'))
-              .map((t) => t.firstChunkMs),
-          ).p99,
-      ),
-      firstChunk: stats(answered.map((t) => t.firstChunkMs)),
+      perBurstP99: burst.bursts.map((b) => stats(firstChunks(b.turns)).p99),
+      firstChunk: stats(firstChunks(turns)),
       withoutPassages: answered.filter((t) => t.errors.includes('KB_TIMEOUT')).length,
       refused: refused.length,
       turns: turns.length,

@@ -30,6 +30,20 @@ describe('the passages read under a statement timeout (PostgreSQL)', () => {
     await t.close();
   });
 
+  /** The SQLSTATE `read` fails with while another session holds the chunks locked (null: none). */
+  async function stateWhileLocked(read: () => Promise<unknown>): Promise<string | null> {
+    await locker.query('begin');
+    await locker.query('lock table kb_chunks in access exclusive mode');
+    try {
+      return await read().then(
+        () => null,
+        (err: unknown) => sqlState(err) ?? null,
+      );
+    } finally {
+      await locker.query('rollback');
+    }
+  }
+
   it('fails with the statement timeout while the chunks are locked, and reads once they are not', async () => {
     await indexed(t, 'Tenecteplase', 'Tenecteplase is given as one bolus over five seconds.');
     const { knowledge } = t.deps;
@@ -42,17 +56,9 @@ describe('the passages read under a statement timeout (PostgreSQL)', () => {
     );
     expect(await search.search('tenecteplase bolus', { limit: 5 })).toHaveLength(1);
 
-    await locker.query('begin');
-    await locker.query('lock table kb_chunks in access exclusive mode');
-    try {
-      const failed = await search.search('tenecteplase bolus', { limit: 5 }).then(
-        () => null,
-        (err: unknown) => err,
-      );
-      expect(sqlState(failed)).toBe('57014');
-    } finally {
-      await locker.query('rollback');
-    }
+    expect(await stateWhileLocked(() => search.search('tenecteplase bolus', { limit: 5 }))).toBe(
+      '57014',
+    );
     expect(await search.search('tenecteplase bolus', { limit: 5 })).toHaveLength(1);
   });
 
@@ -77,17 +83,7 @@ describe('the passages read under a statement timeout (PostgreSQL)', () => {
     try {
       const best = async () => (await search.search('reteplase', { limit: 5 }))[0]?.title;
       expect(await best()).toBe('Reteplase');
-      await locker.query('begin');
-      await locker.query('lock table kb_chunks in access exclusive mode');
-      try {
-        const failed = await search.search('reteplase', { limit: 5 }).then(
-          () => null,
-          (err: unknown) => err,
-        );
-        expect(sqlState(failed)).toBe('57014');
-      } finally {
-        await locker.query('rollback');
-      }
+      expect(await stateWhileLocked(() => search.search('reteplase', { limit: 5 }))).toBe('57014');
       expect(await best()).toBe('Reteplase');
       // The service's own search reads the same way: no transaction on the main pool.
       const found = await knowledge.search.search('reteplase given', { limit: 5 });

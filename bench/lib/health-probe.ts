@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process';
+import { once } from 'node:events';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -53,22 +54,14 @@ export async function startHealthProbe(
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const messages: unknown[] = [];
-  const waiters: ((m: unknown) => void)[] = [];
-  child.on('message', (m) => {
-    const waiter = waiters.shift();
-    if (waiter === undefined) messages.push(m);
-    else waiter(m);
-  });
+  // The next message from the probe; its exit before one is an error.
   const next = () =>
-    new Promise<unknown>((resolve, reject) => {
-      const queued = messages.shift();
-      if (queued !== undefined) resolve(queued);
-      else waiters.push(resolve);
-      child.once('exit', (code) => {
-        reject(new Error(`health probe exited (${String(code)})`));
-      });
-    });
+    Promise.race([
+      once(child, 'message').then(([message]: unknown[]) => message),
+      once(child, 'exit').then(([code]: unknown[]) => {
+        throw new Error(`health probe exited (${String(code)})`);
+      }),
+    ]);
   if ((await next()) !== 'ready') throw new Error('health probe: expected ready');
   return {
     async stop() {

@@ -86,7 +86,10 @@ export class TableMaintenance {
         );
       } catch (err) {
         // One table (dropped meanwhile, say) does not keep the others from their turn.
-        this.log.warn({ err, table: t.name }, 'table maintenance failed for a table');
+        this.log.warn(
+          { err, table: `${t.schema}.${t.name}` },
+          'table maintenance failed for a table',
+        );
         continue;
       }
       (work === 'vacuum' ? done.vacuumed : done.analyzed).push(t.name);
