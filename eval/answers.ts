@@ -22,6 +22,17 @@ import {
 import { sweep } from './lib/answer-sweep.js';
 import { indexCorpus } from './lib/pipeline.js';
 import { LedgerError, readLedger } from './lib/splits.js';
+import {
+  judgeReal,
+  loadDocuments,
+  loadRealQuestions,
+  REAL_HEADER,
+  realRow,
+  SHARED_CORPUS,
+  tallyReal,
+  type RealAnswer,
+} from './lib/real-dev.js';
+import { serviceWith } from './lib/real-service.js';
 
 /**
  * Answer quality of the extractive model on the synthetic corpus, through the service's own
@@ -36,6 +47,15 @@ import { LedgerError, readLedger } from './lib/splits.js';
  *
  *   npx tsx eval/answers.ts [--misses] [--sweep] [--threshold 0.37] [--set knob=value]...
  *     [--passages 8] [--split tune] [--blind]
+ *
+ * With `--corpus real-dev` it evaluates the service as its users meet it instead (issue 25): the
+ * real documents of ../shared/corpus/real-dev/ uploaded to a listening service started with the
+ * embedded defaults, every question asked over its chat socket (eval/lib/real-service.ts), and
+ * the answers scored on key fact, right document cited, false refusals, unanswerable questions
+ * declined and citation precision (eval/lib/real-dev.ts). `--split`, `--blind` and `--misses` as
+ * above, over the real-dev splits of the ledger.
+ *
+ *   npx tsx eval/answers.ts --corpus real-dev [--misses] [--split real-dev] [--blind]
  */
 
 const here = import.meta.dirname;
@@ -116,8 +136,14 @@ async function main(argv: string[]): Promise<void> {
       split: { type: 'string' },
       /** Also answer the blind splits of eval/SPLITS.md (for the report only). */
       blind: { type: 'boolean', default: false },
+      /** `real-dev`: the real documents, through a listening service. */
+      corpus: { type: 'string' },
     },
   });
+  if (values.corpus !== undefined) {
+    await realCorpus(values.corpus, values);
+    return;
+  }
   const all = await loadAnswerQuestions(join(here, 'answers.json'));
   const splits = answerSplits(await readLedger(), all);
   const plan = planSplits(splits, { split: values.split, blind: values.blind });
@@ -158,6 +184,49 @@ async function main(argv: string[]): Promise<void> {
   } finally {
     await pipeline.close();
   }
+}
+
+/** `--corpus`: the real documents asked over the chat socket of a listening service. */
+async function realCorpus(
+  corpus: string,
+  options: { split?: string | undefined; blind: boolean; misses: boolean },
+): Promise<void> {
+  const { questions: all, splits } = await loadRealQuestions(corpus, await readLedger());
+  const plan = planSplits(splits, { split: options.split, blind: options.blind });
+  const questions = all.filter((q) => plan.answered.has(q.split));
+  const documents = await loadDocuments(join(SHARED_CORPUS, corpus));
+  const service = await serviceWith(documents);
+  const answers: RealAnswer[] = [];
+  try {
+    for (const q of questions) answers.push(await service.ask(q.q));
+  } finally {
+    await service.close();
+  }
+  const judged = questions.map((q, i) => judgeReal(q, answers[i] ?? { content: '', cited: [] }));
+  console.log(
+    `${String(questions.length)} questions over the chat socket, ${String(documents.length)} documents`,
+  );
+  console.log(
+    `seen (tune): ${splits.seen.join(', ')}; blind: ${splits.blind.join(', ') || 'none'}`,
+  );
+  console.log(`\n${REAL_HEADER}\n${REAL_HEADER.replace(/[^|]/g, '-')}`);
+  for (const label of plan.reported) {
+    const picked = judged.filter((_, i) => {
+      const q = questions[i];
+      return q !== undefined && inSplit(q, label, splits);
+    });
+    console.log(realRow(label, tallyReal(picked)));
+  }
+  if (!options.misses) return;
+  console.log(`\ntuning misses (${splits.seen.join(', ')})`);
+  questions.forEach((q, i) => {
+    const j = judged[i];
+    if (j === undefined || !splits.seen.includes(q.split)) return;
+    if (j.answerable ? j.fact : j.declined) return;
+    console.log(`  ${q.id} [${q.doc_key ?? 'unanswerable'}] ${q.q}`);
+    console.log(`    want: ${q.keys.join(' | ') || 'a decline'}`);
+    console.log(`    got:  [${answers[i]?.cited.join(', ') ?? ''}] ${answers[i]?.content ?? ''}`);
+  });
 }
 
 if (process.argv[1] === import.meta.filename) {

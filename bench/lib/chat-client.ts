@@ -149,11 +149,18 @@ export async function newConversation(base: string, token: string): Promise<stri
 }
 
 /** A text upload through the admin route; returns its indexing job's id. */
-export async function uploadText(base: string, token: string, title: string, text: string) {
+export async function uploadText(
+  base: string,
+  token: string,
+  title: string,
+  text: string,
+  docKey?: string,
+) {
   const form = new FormData();
   form.append('title', title);
   form.append('category', 'guidelines');
-  form.append('file', new Blob([text], { type: 'text/plain' }), 'guideline.txt');
+  if (docKey !== undefined) form.append('doc_key', docKey);
+  form.append('file', new Blob([text], { type: 'text/plain' }), `${docKey ?? 'guideline'}.txt`);
   const doc = await api<{ job: { id: string } | null }>(
     base,
     'POST',
@@ -184,6 +191,8 @@ export interface TurnResult {
   sentAt: number;
   /** The answer as streamed. */
   text: string;
+  /** The stored answer of message_done (content, citations, tool calls). */
+  message?: Record<string, unknown>;
 }
 
 type Frame = Record<string, unknown> & { type: string };
@@ -284,6 +293,7 @@ export class BenchSocket {
           result.text += String(f.delta);
         } else if (f.type === 'message_done' && f.conversation_id === conversationId) {
           result.completed = true;
+          result.message = f.message as Record<string, unknown>;
           finish(at);
         } else if (f.type === 'error') {
           result.errors.push(String(f.code));

@@ -97,7 +97,11 @@ export function planSplits(
 }
 
 /** Whether a question belongs to a reported row: `tune` (the seen splits), `all`, or one split. */
-export function inSplit(q: AnswerQuestion, split: string, splits: AnswerSplits): boolean {
+export function inSplit(
+  q: Pick<AnswerQuestion, 'split'>,
+  split: string,
+  splits: AnswerSplits,
+): boolean {
   if (split === 'all') return true;
   if (split === 'tune') return splits.seen.includes(q.split);
   return q.split === split;
