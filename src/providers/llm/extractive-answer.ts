@@ -1,4 +1,5 @@
 import type { Passage } from './types.js';
+import { askedKinds, statesRequired } from './extractive-kind.js';
 import { scoreSentences, type Quote, type ScoreTuning } from './extractive-score.js';
 
 /** Choosing the sentences of an extractive answer from the scored sentences of the passages. */
@@ -39,7 +40,8 @@ export const DEFAULT_TUNING: Readonly<ExtractiveTuning> = {
 export type { Quote };
 
 /**
- * The answer's sentences, or none when the best scores below the threshold: the best sentence
+ * The answer's sentences, or none when the best scores below the threshold: only sentences that
+ * state what the question asks for when it asks for a dose or a number (`statesRequired`), the best
  * and up to `maxSentences - 1` others scoring at least `followRatio` of it, within
  * `maxChars`. Order: passages by their best chosen sentence, and within a passage the document's
  * own order, so the most relevant statement leads and sentences of one passage read as their
@@ -50,7 +52,10 @@ export function chooseSentences(
   passages: readonly Passage[],
   tuning: ExtractiveTuning = DEFAULT_TUNING,
 ): Quote[] {
-  const ranked = scoreSentences(question, passages, tuning).sort((a, b) => b.score - a.score);
+  const kinds = askedKinds(question);
+  const ranked = scoreSentences(question, passages, tuning)
+    .filter((q) => statesRequired(q.text, kinds))
+    .sort((a, b) => b.score - a.score);
   const best = ranked[0];
   if (best === undefined || bestScore(ranked) < tuning.threshold) return [];
   const chosen = [best];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ExtractiveProvider } from './extractive.js';
-import { askedKinds, statedKinds, withoutCueWords } from './extractive-kind.js';
+import { ExtractiveProvider, NO_ANSWER } from './extractive.js';
+import { askedKinds, statedKinds, statesRequired, withoutCueWords } from './extractive-kind.js';
 import { questionGroups } from './extractive-text.js';
 import type { Passage } from './types.js';
 
@@ -16,6 +16,38 @@ describe('answer kinds', () => {
       'negation',
     ]);
     expect(askedKinds('Which antibiotic for pneumonia?')).toEqual([]);
+  });
+
+  it('asks for a dose only where the dose is what is asked, not a word of the topic', () => {
+    expect(askedKinds("What's the rifampin dose for the 4-month regimen?")).toContain('dose');
+    expect(askedKinds('IVIG dose in g/kg for Kawasaki?')).toContain('dose');
+    expect(askedKinds('Max daily dose of lisdexamfetamine for ADHD?')).toContain('dose');
+    expect(askedKinds('How long after the last ACE inhibitor dose can it begin?')).not.toContain(
+      'dose',
+    );
+    expect(askedKinds('Which kidney function formula should be used to dose a DOAC?')).toEqual([]);
+    expect(askedKinds('What % of pts get it again?')).toContain('share');
+    expect(askedKinds('Migraine F:M ratio?')).toContain('ratio');
+    expect(askedKinds("What's the half-life of drug X?")).toContain('duration');
+  });
+
+  it('takes a dose, a share or a value as stated only when written as one', () => {
+    const dose = askedKinds('Colchicine dose?');
+    expect(statesRequired('Your doctor may prescribe colchicine.', dose)).toBe(false);
+    expect(statesRequired('Give colchicine 0.5 mg twice daily.', dose)).toBe(true);
+    expect(statesRequired('Maximum dose is 30 mg/day.', dose)).toBe(true);
+    const share = askedKinds('What percentage relapse?');
+    expect(statesRequired('It recurs in 15 to 30 percent of people.', share)).toBe(true);
+    expect(statesRequired('It often recurs.', share)).toBe(false);
+    const value = askedKinds('What titer is diagnostic?');
+    expect(value).toEqual(['value']);
+    expect(statesRequired('At least one of the variants is common.', value)).toBe(false);
+    expect(statesRequired('Most people have the variants.4 However, few do.', value)).toBe(false);
+    expect(statesRequired('Four puffs are given at first.', value)).toBe(true);
+    // Kinds that only rank never stop a sentence from answering.
+    expect(statesRequired('It settles at diagnosis.', askedKinds('When does it settle?'))).toBe(
+      true,
+    );
   });
 
   it('finds the kinds a sentence states', () => {
@@ -96,6 +128,10 @@ describe('ExtractiveProvider: the sentence that carries the asked-for aspect', (
 
   it('a reason for "why"', () => {
     expect(answer('Why is drug X stopped in pregnancy?')).toContain('because it harms');
+  });
+
+  it('no answer when no sentence gives the asked-for dose, however well it names the drug', () => {
+    expect(answer('What is the usual dose of drug X after surgery?')).toBe(NO_ANSWER);
   });
 
   it('a value for "at what level", and the passage cited', () => {
