@@ -56,6 +56,7 @@ import { serviceWith } from './lib/real-service.js';
  * above, over the real-dev splits of the ledger.
  *
  *   npx tsx eval/answers.ts --corpus real-dev [--misses] [--split real-dev] [--blind]
+ *   npx tsx eval/answers.ts --corpus real-test    # held out: uploaded and indexed only
  */
 
 const here = import.meta.dirname;
@@ -191,6 +192,15 @@ async function realCorpus(
   corpus: string,
   options: { split?: string | undefined; blind: boolean; misses: boolean },
 ): Promise<void> {
+  if (corpus === 'real-test') {
+    // Held out: its documents are only uploaded and indexed (a smoke test), never asked.
+    const documents = await loadDocuments(join(SHARED_CORPUS, corpus));
+    await (await serviceWith(documents)).close();
+    console.log(
+      `real-test: ${String(documents.length)} documents uploaded and indexed; no questions`,
+    );
+    return;
+  }
   const { questions: all, splits } = await loadRealQuestions(corpus, await readLedger());
   const plan = planSplits(splits, { split: options.split, blind: options.blind });
   const questions = all.filter((q) => plan.answered.has(q.split));

@@ -73,7 +73,8 @@ export async function loadRealQuestions(
 ): Promise<{ questions: RealQuestion[]; splits: AnswerSplits }> {
   if (corpus !== 'real-dev') {
     throw new LedgerError(
-      `--corpus ${corpus}: only real-dev has questions here (real-test is held out)`,
+      `--corpus ${corpus}: only real-dev has questions here (real-test is held out: it is only ` +
+        'uploaded and indexed)',
     );
   }
   const files = [
