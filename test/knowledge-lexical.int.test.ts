@@ -96,4 +96,20 @@ describe('the lexical index on two instances of one database', () => {
       ),
     ).toHaveLength(1);
   });
+
+  it('reads a word it does not hold as the shortening of a longer one it holds', async () => {
+    const doc = await uploadNew(a.app, admin.access, {
+      file: 'Toxoplasmosis in pregnancy is treated by a specialist. Cats shed the parasite.',
+      title: 'Parasites',
+    });
+    await waitForJob(a.app, admin.access, doc.job?.id ?? '', 'completed');
+    // Once the index holds it (this instance's change, caught up by its next search)...
+    await until(
+      () => lexical(a, 'toxoplasmosis'),
+      (x) => x.length === 1,
+    );
+    // "toxo" is in no chunk; "toxoplasmosis" is.
+    expect(await lexical(a, 'toxo')).toHaveLength(1);
+    expect(await lexical(a, 'toxi')).toEqual([]);
+  });
 });

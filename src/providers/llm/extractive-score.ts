@@ -7,6 +7,7 @@ import {
   sentenceKey,
   sentencesIn,
   termsOf,
+  truncatedTo,
   type TermGroup,
 } from './extractive-text.js';
 import { askedKinds, statedKinds, withoutCueWords } from './extractive-kind.js';
@@ -175,6 +176,27 @@ function candidates(passages: readonly Passage[], acronyms: readonly string[]): 
   return kept;
 }
 
+/**
+ * The question's words that no sentence holds, as written, matched with the passages' longer
+ * terms they begin ("toxo" with toxoplasmosis, "doxy" with doxycycline): a clinician's shortening
+ * of a name the passages spell out.
+ */
+function withTruncations(groups: readonly TermGroup[], all: readonly Candidate[]): TermGroup[] {
+  let vocabulary: Map<string, number> | undefined;
+  return groups.map((g) => {
+    if (g.truncation === undefined || all.some((c) => groupIn(c.terms, g) || groupIn(c.near, g))) {
+      return g;
+    }
+    if (vocabulary === undefined) {
+      vocabulary = new Map();
+      for (const c of all) for (const t of c.terms) vocabulary.set(t, (vocabulary.get(t) ?? 0) + 1);
+    }
+    const longer = truncatedTo(g.truncation, vocabulary);
+    if (longer.length === 0) return g;
+    return { ...g, alternatives: [...g.alternatives, ...longer.map((t) => [t])] };
+  });
+}
+
 /** Each question word's weight (see the module comment). */
 function weights(groups: readonly TermGroup[], all: readonly Candidate[], tuning: ScoreTuning) {
   const n = all.length;
@@ -201,13 +223,14 @@ export function scoreSentences(
   passages: readonly Passage[],
   tuning: ScoreTuning,
 ): Quote[] {
-  const groups = questionGroups(withoutCueWords(question));
-  if (groups.length === 0) return [];
+  const asked = questionGroups(withoutCueWords(question));
+  if (asked.length === 0) return [];
   const kinds = askedKinds(question);
   const all = candidates(
     passages,
-    groups.flatMap((g) => (g.acronym === undefined ? [] : [g.acronym])),
+    asked.flatMap((g) => (g.acronym === undefined ? [] : [g.acronym])),
   );
+  const groups = withTruncations(asked, all);
   const w = weights(groups, all, tuning);
   const total = w.reduce((a, b) => a + b, 0);
   const focus = focusOf(passages, tuning.focusWeight);

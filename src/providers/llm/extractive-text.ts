@@ -25,6 +25,11 @@ export interface TermGroup {
   value: boolean;
   /** Looks like the name of a topic ("lithium", "Parkinson"): see extractive-topic.ts. */
   topic: boolean;
+  /**
+   * The word as written, in lower case, when it is one word of four letters or more: what a
+   * clinician's truncation ("toxo", "amox", "doxy") is matched with (see `truncatedTo`).
+   */
+  truncation?: string;
 }
 
 /**
@@ -124,10 +129,12 @@ export function questionGroups(question: string): TermGroup[] {
     const word = content.join(' ');
     const previous = groups.get(word);
     const acronym = ACRONYM.test(w.written) && w.abbreviations.length === 0 ? word : undefined;
+    const single = w.tokens.length === 1 && /^\p{L}{4,}$/u.test(w.tokens[0] ?? '');
     groups.set(word, {
       word,
       alternatives: [...(previous?.alternatives ?? [content]), ...others],
       ...(acronym === undefined ? {} : { acronym }),
+      ...(single ? { truncation: w.tokens[0] } : {}),
       value: content.every((c) => /^\d+$/.test(c)),
       topic: (previous?.topic ?? false) || looksLikeTopic(w.written, w.from === 0),
     });
@@ -210,6 +217,27 @@ function has(terms: ReadonlySet<string>, word: string): boolean {
 export function holds(terms: ReadonlySet<string>, alternative: Alternative): boolean {
   const present = alternative.filter((s) => has(terms, s)).length;
   return present >= Math.ceil(alternative.length * 0.75);
+}
+
+/**
+ * The terms a truncated word stands for: the terms of `vocabulary` that begin with it, longer by
+ * three letters or more ("toxo": toxoplasmosi; nearer ones are matched by `has` already), at most
+ * `max` of them, the most frequent first. Clinicians shorten drug and disease names; the text
+ * they ask about spells them out, so the vocabulary is the text's own.
+ */
+export function truncatedTo(
+  prefix: string,
+  vocabulary: ReadonlyMap<string, number>,
+  max = 3,
+): string[] {
+  const found: [string, number][] = [];
+  for (const [term, count] of vocabulary) {
+    if (term.length >= prefix.length + 3 && term.startsWith(prefix)) found.push([term, count]);
+  }
+  return found
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, max)
+    .map(([term]) => term);
 }
 
 export function groupIn(terms: ReadonlySet<string>, group: TermGroup): boolean {

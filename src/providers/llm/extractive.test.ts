@@ -170,6 +170,26 @@ describe('ExtractiveProvider: answers from passages', () => {
   });
 });
 
+describe("ExtractiveProvider: a clinician's shortened names", () => {
+  it('reads "toxo" as the toxoplasmosis its passage spells out', () => {
+    const provider = new ExtractiveProvider({ tuning: { maxSentences: 1 } });
+    const parasites = passage(
+      1,
+      'Malaria in returning travellers is treated with artemether and lumefantrine. ' +
+        'Toxoplasmosis in otherwise healthy adults is treated only when symptoms persist.',
+      { docKey: 'parasites', title: 'Parasites', heading: null },
+    );
+    const text = provider.answer({
+      messages: [{ role: 'user', content: 'When is toxo treated?' }],
+      passages: [parasites],
+      tools: [],
+    });
+    expect(text).toBe(
+      'Toxoplasmosis in otherwise healthy adults is treated only when symptoms persist. [1]',
+    );
+  });
+});
+
 describe('ExtractiveProvider: the calculator tool', () => {
   const provider = new ExtractiveProvider({ calculator });
 

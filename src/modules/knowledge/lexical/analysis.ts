@@ -38,3 +38,16 @@ export function queryTerms(question: string): string[] {
   const added = expansions(tokenize(expanded)).map((words) => words.join(' '));
   return [...new Set(analyse([expanded, ...added].join(' ')))];
 }
+
+/**
+ * The question's words that may be a clinician's truncation of a longer term ("toxo", "amox"):
+ * content words of four letters or more, as written in lower case, with their stems. The index
+ * expands those it does not hold (`LexicalSegments.truncations`).
+ */
+export function truncationCandidates(question: string): { word: string; stem: string }[] {
+  const found = new Map<string, string>();
+  for (const token of tokenize(question)) {
+    if (!STOPWORDS.has(token) && /^\p{L}{4,}$/u.test(token)) found.set(token, stemOf(token));
+  }
+  return [...found].map(([word, stem]) => ({ word, stem }));
+}

@@ -62,6 +62,8 @@ export class Postings {
   readonly totalLength: number;
 
   private readonly k1: number;
+  /** The dictionary's terms in order, for `termsStartingWith` (made when first asked). */
+  private sorted: string[] | undefined;
 
   constructor(
     chunks: readonly (readonly string[])[],
@@ -145,6 +147,27 @@ export class Postings {
 
   get terms(): number {
     return this.dict.size;
+  }
+
+  /**
+   * The terms beginning with `prefix` and the chunks of this segment holding each. The sorted
+   * dictionary it searches is made at the first call (a segment's terms never change).
+   */
+  termsStartingWith(prefix: string): [string, number][] {
+    this.sorted ??= [...this.dict.keys()].sort();
+    const sorted = this.sorted;
+    let low = 0;
+    let high = sorted.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (sorted[mid]! < prefix) low = mid + 1;
+      else high = mid;
+    }
+    const found: [string, number][] = [];
+    for (let i = low; i < sorted.length && sorted[i]!.startsWith(prefix); i += 1) {
+      found.push([sorted[i]!, this.df(sorted[i]!)]);
+    }
+    return found;
   }
 
   /** Chunks of this segment that hold `term`. */

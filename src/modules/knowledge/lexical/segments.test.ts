@@ -90,3 +90,30 @@ describe('LexicalSegments', () => {
     expect(index.needsRebuild()).toBe(true);
   });
 });
+
+describe('LexicalSegments: truncated words', () => {
+  const chunk = (id: string, terms: string[]): LexicalChunk => ({
+    id,
+    documentId: `doc-${id}`,
+    jobId: `job-${id}`,
+    category: 'general',
+    terms,
+  });
+
+  it('finds the longer terms a word begins, the most held first, in both segments', () => {
+    const index = new LexicalSegments([
+      chunk('a', ['toxoplasmosi', 'pregnanc']),
+      chunk('b', ['toxoplasma', 'gondii']),
+      chunk('c', ['toxoplasma', 'cat']),
+      chunk('d', ['toxin']),
+    ]);
+    index.add([chunk('e', ['toxoplasmosi']), chunk('f', ['toxoplasmosi'])]);
+    // Three letters longer at least: "toxin" is a word of its own, not a shortening of "tox".
+    expect(index.truncations('toxo')).toEqual(['toxoplasmosi', 'toxoplasma']);
+    expect(index.truncations('toxo', 1)).toEqual(['toxoplasmosi']);
+    expect(index.truncations('tox')).not.toContain('toxin');
+    expect(index.truncations('zzzz')).toEqual([]);
+    expect(index.df('toxoplasmosi')).toBe(3);
+    expect(index.df('toxo')).toBe(0);
+  });
+});

@@ -133,6 +133,28 @@ export class LexicalSegments {
     return removed;
   }
 
+  /** Chunks holding `term` (removed ones too, until the next rebuild). */
+  df(term: string): number {
+    return this.main.df(term) + (this.deltaPostings()?.df(term) ?? 0);
+  }
+
+  /**
+   * The terms a truncated word stands for ("toxo": toxoplasmosi): the index's terms beginning
+   * with it and longer by three letters or more, at most `max`, those most chunks hold first.
+   */
+  truncations(prefix: string, max = 3): string[] {
+    const counts = new Map<string, number>();
+    for (const postings of [this.main, this.deltaPostings()]) {
+      for (const [term, df] of postings?.termsStartingWith(prefix) ?? []) {
+        if (term.length >= prefix.length + 3) counts.set(term, (counts.get(term) ?? 0) + df);
+      }
+    }
+    return [...counts]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, max)
+      .map(([term]) => term);
+  }
+
   /** The ids of the `k` best chunks for the terms by BM25, best first, within `category` if given. */
   search(terms: readonly string[], k: number, category?: string): string[] {
     let wanted = -1;

@@ -1,5 +1,5 @@
 import { getHeapStatistics } from 'node:v8';
-import { analyse, queryTerms } from './analysis.js';
+import { analyse, queryTerms, truncationCandidates } from './analysis.js';
 import { serveThread } from '../../../platform/thread-calls.js';
 import type { FromLexicalThread, LexicalState, ToLexicalThread } from './protocol.js';
 import type { LexicalRow } from './repo.js';
@@ -31,6 +31,15 @@ function chunkOf(row: LexicalRow): LexicalChunk {
     category: row.category,
     terms: terms.filter((t) => t !== ''),
   };
+}
+
+/** A question's terms, with the index's longer terms for the words it holds only truncated. */
+function termsOf(question: string): string[] {
+  const terms = queryTerms(question);
+  for (const { word, stem } of truncationCandidates(question)) {
+    if (index.df(stem) === 0) terms.push(...index.truncations(word));
+  }
+  return [...new Set(terms)];
 }
 
 function state(): LexicalState {
@@ -68,7 +77,7 @@ function handle(message: ToLexicalThread): FromLexicalThread {
       return {
         id,
         type: 'found',
-        ids: index.search(queryTerms(message.query), message.k, message.category ?? undefined),
+        ids: index.search(termsOf(message.query), message.k, message.category ?? undefined),
       };
     case 'stats':
       return { id, type: 'done', state: state() };
