@@ -112,4 +112,25 @@ describe('the lexical index on two instances of one database', () => {
     expect(await lexical(a, 'toxo')).toHaveLength(1);
     expect(await lexical(a, 'toxi')).toEqual([]);
   });
+
+  it('finds by the abbreviation a document defines the passages that only spell it out', async () => {
+    const filler = (topic: string) =>
+      Array.from(
+        { length: 9 },
+        (_, i) => `Sentence ${String(i)} about ${topic} and its course.`,
+      ).join(' ');
+    // Far apart, so that they land in different chunks (about 800 characters each).
+    const file = [
+      `Human granulocytic anaplasmosis (HGA) is spread by ticks. ${filler('ticks')}`,
+      `${filler('treatment')} Human granulocytic anaplasmosis is treated with doxycycline.`,
+    ].join('\n\n');
+    const doc = await uploadNew(a.app, admin.access, { file, title: 'Tick-borne diseases' });
+    await waitForJob(a.app, admin.access, doc.job?.id ?? '', 'completed');
+    await until(
+      () => lexical(a, 'doxycycline'),
+      (x) => x.length === 1,
+    );
+    // Two chunks: the definition's, and the treatment's, which never writes "HGA".
+    expect(await lexical(a, 'HGA')).toHaveLength(2);
+  });
 });

@@ -1,5 +1,6 @@
 import type { MessagePort, Transferable } from 'node:worker_threads';
 import { analyse } from './lexical/analysis.js';
+import { definitionsIn, DocumentDefinitions, type Definition } from './definitions.js';
 import { HashedEmbeddings } from '../../providers/embeddings/hashed.js';
 import { chunkPages, TooManyChunks, type Chunk } from './chunk.js';
 import { ExtractionError, extractPages, limitExceeded } from './extract.js';
@@ -15,8 +16,9 @@ import {
 /**
  * The entry of an extraction thread (piscina's worker file): everything CPU-heavy about one job,
  * off the thread that answers HTTP. Reads the original from the job's channel, checks the PDF's
- * decoded size, extracts, chunks and (for the offline embeddings) embeds, and sends the chunks
- * back in batches. Logs nothing: what it could say is about the document's content.
+ * decoded size, extracts, chunks, adds the abbreviations the document defines to its chunks'
+ * search text (definitions.ts), (for the offline embeddings) embeds, and sends the chunks back in
+ * batches. Logs nothing: what it could say is about the document's content.
  */
 export default async function extract(task: ExtractionTask): Promise<ExtractionResult> {
   const channel = new Channel(task.port);
@@ -29,11 +31,13 @@ export default async function extract(task: ExtractionTask): Promise<ExtractionR
       task.embedDimensions === null
         ? null
         : new HashedEmbeddings({ dimensions: task.embedDimensions });
+    // The abbreviations the document defines, for the search text of every chunk of it.
+    const definitions = definitionsOf(chunks.list);
     for (let start = 0; start < chunks.list.length; start += task.batchSize) {
       const batch = chunks.list
         .slice(start, start + task.batchSize)
         .map((chunk): ExtractedChunk => {
-          const searchText = searchTextOf(task.title, chunk);
+          const searchText = definitions.searchText(searchTextOf(task.title, chunk), chunk.text);
           return {
             index: chunk.index,
             text: chunk.text,
@@ -57,6 +61,15 @@ export default async function extract(task: ExtractionTask): Promise<ExtractionR
   } finally {
     channel.close();
   }
+}
+
+/** The document's own definitions of its abbreviations, each short form once. */
+function definitionsOf(chunks: readonly Chunk[]): DocumentDefinitions {
+  const found = new Map<string, Definition>();
+  for (const chunk of chunks) {
+    for (const d of definitionsIn(chunk.text)) if (!found.has(d.short)) found.set(d.short, d);
+  }
+  return new DocumentDefinitions([...found.values()]);
 }
 
 /** Extraction and chunking within the job's budgets; the pages' text is dropped on return. */
