@@ -20,7 +20,7 @@ export interface Definition {
 const PARENTHESIS = /\(([^()]{1,80})\)/g;
 const WORD = /[\p{L}\p{N}][\p{L}\p{N}'-]*/gu;
 
-/** A short form: one or two words, 2 to 10 characters, starting with a letter or digit, with a letter. */
+/** A short form: one or two words of 2 to 10 characters, starting with a letter or a digit. */
 function isShortForm(text: string): boolean {
   return (
     text.length >= 2 &&

@@ -86,8 +86,8 @@ const ALL = Object.keys(KINDS) as AnswerKind[];
 /**
  * The kinds a sentence must state to answer at all, and how it must state them: a dose with its
  * unit, a percentage, a ratio, and a value as a number (where `stated` also takes "a few" or the
- * "one" of "one of the", which rank a sentence but do not make it an answer). Durations, times and the rest only rank:
- * "when" is answered by "at diagnosis" as well as by a number.
+ * "one" of "one of the", which rank a sentence but do not make it an answer). Durations, times
+ * and the rest only rank: "when" is answered by "at diagnosis" as well as by a number.
  */
 const REQUIRED: Partial<Record<AnswerKind, RegExp>> = {
   dose: KINDS.dose.stated,
