@@ -138,6 +138,10 @@ describe('a burst of chat turns on a slow knowledge base', () => {
       release = resolve;
     });
     try {
+      // Made before the audio is sent: once the utterance ends, only the sends race recognition.
+      const conversations = await Promise.all(
+        Array.from({ length: 5 }, () => newConversation(t.app, user.access)),
+      );
       const question = await speak('what is the first drug treatment for type two diabetes');
       const pcm = Buffer.concat([silence(600), question, silence(1200)]);
       for (let at = 0; at < pcm.length; at += 3200) {
@@ -145,9 +149,6 @@ describe('a burst of chat turns on a slow knowledge base', () => {
       }
       // The utterance has ended and is being recognised: fill the gate with chat turns now.
       await spoken.next((f) => f.type === 'voice.state' && f.state === 'PROCESSING', 30_000);
-      const conversations = await Promise.all(
-        Array.from({ length: 5 }, () => newConversation(t.app, user.access)),
-      );
       conversations.forEach((id, i) => {
         ask(chat, id, `hold-${String(i)}`);
       });
