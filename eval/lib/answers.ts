@@ -188,6 +188,10 @@ export function tally(questions: readonly AnswerQuestion[], judged: readonly Jud
 
 const pct = (a: number, b: number) => (b === 0 ? '-' : `${((100 * a) / b).toFixed(1)}%`);
 
+/** A share as a report cell: "47.9% (23/48)", or "-" of nothing. */
+export const fraction = (a: number, b: number) =>
+  b === 0 ? '-' : `${pct(a, b)} (${String(a)}/${String(b)})`;
+
 /** One Markdown table row: split, key fact, citation precision, off-topic and false refusals. */
 export function row(label: string, s: SplitScores): string {
   return [

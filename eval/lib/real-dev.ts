@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { AnswerSplits } from './answers.js';
+import { fraction, type AnswerSplits } from './answers.js';
 import { LedgerError, type LedgerRow } from './splits.js';
 
 /**
@@ -177,19 +177,16 @@ export function tallyReal(judged: readonly RealJudged[]): RealScores {
   return s;
 }
 
-const pct = (a: number, b: number) =>
-  b === 0 ? '-' : `${((100 * a) / b).toFixed(1)}% (${String(a)}/${String(b)})`;
-
 export const REAL_HEADER =
   'split | key fact, cited | right document cited | false refusals | unanswerable declined | citation precision';
 
 export function realRow(label: string, s: RealScores): string {
   return [
     label,
-    pct(s.facts, s.answerable),
-    pct(s.rightDocument, s.answerable),
-    pct(s.falseRefusals, s.answerable),
-    pct(s.declinedUnanswerable, s.unanswerable),
-    pct(s.preciseCitations, s.citations),
+    fraction(s.facts, s.answerable),
+    fraction(s.rightDocument, s.answerable),
+    fraction(s.falseRefusals, s.answerable),
+    fraction(s.declinedUnanswerable, s.unanswerable),
+    fraction(s.preciseCitations, s.citations),
   ].join(' | ');
 }
