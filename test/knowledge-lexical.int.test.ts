@@ -26,7 +26,9 @@ describe('the lexical index on two instances of one database', () => {
 
   beforeAll(async () => {
     a = await createTestApp();
-    b = await createSecondInstance(a);
+    // Only `a` indexes, so that what it indexed is its own change (seen by its next search) and
+    // `b` learns of it through kb_search_changes: with both workers, either may run a job.
+    b = await createSecondInstance(a, { env: { KB_WORKER_ENABLED: 'false' } });
     admin = await createUser(a.app, a.deps, { admin: true });
   });
   afterAll(async () => {
