@@ -44,7 +44,9 @@ function evaluate(cases: readonly Case[], tuning: ExtractiveTuning): Omit<Outcom
       passages,
       tools: [],
     };
-    const best = bestScore(scoreSentences(q.question, passages, tuning));
+    // A question naming what no passage holds is declined whatever the threshold.
+    const { quotes, unheld } = scoreSentences(q.question, passages, tuning);
+    const best = unheld.length > 0 ? 0 : bestScore(quotes);
     const fact =
       q.answer_contains !== undefined && provider.answer(request).includes(q.answer_contains);
     return { offTopic: q.off_topic !== undefined, best, fact };

@@ -40,7 +40,9 @@ export const DEFAULT_TUNING: Readonly<ExtractiveTuning> = {
 export type { Quote };
 
 /**
- * The answer's sentences, or none when the best scores below the threshold: only sentences that
+ * The answer's sentences, or none when a name the question is about is in no passage (a drug, an
+ * organism: `Scored.unheld`), however well its other words match, or when the best scores below
+ * the threshold: only sentences that
  * state what the question asks for when it asks for a dose or a number (`statesRequired`), the best
  * and up to `maxSentences - 1` others scoring at least `followRatio` of it, within
  * `maxChars`. Order: passages by their best chosen sentence, and within a passage the document's
@@ -53,7 +55,9 @@ export function chooseSentences(
   tuning: ExtractiveTuning = DEFAULT_TUNING,
 ): Quote[] {
   const kinds = askedKinds(question);
-  const ranked = scoreSentences(question, passages, tuning)
+  const { quotes, unheld } = scoreSentences(question, passages, tuning);
+  if (unheld.length > 0) return [];
+  const ranked = quotes
     .filter((q) => statesRequired(q.text, kinds))
     .sort((a, b) => b.score - a.score);
   const best = ranked[0];

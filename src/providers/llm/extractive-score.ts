@@ -217,14 +217,27 @@ function focusOf(passages: readonly Passage[], weight: number): Map<string, numb
   return factor;
 }
 
+/** The sentences scored, and the question's specialist words none of them is near. */
+export interface Scored {
+  quotes: Quote[];
+  /**
+   * The question's names of a topic that are words of the field ("spiramycin", "Coumadin": both
+   * `TermGroup.topic` and `TermGroup.specialist`) that no sentence holds nor is next to, in any of
+   * the forms the model reads (truncations, acronyms spelled out). A specialist word alone is
+   * not enough: "stent", "nebs" or "hypercapnic" are as often the question's own wording of what
+   * a passage says otherwise (measured on eval/answers.json's tuning split: 4 facts lost).
+   */
+  unheld: string[];
+}
+
 /** Every sentence of the passages, scored; 0 for one holding no question word itself. */
 export function scoreSentences(
   question: string,
   passages: readonly Passage[],
   tuning: ScoreTuning,
-): Quote[] {
+): Scored {
   const asked = questionGroups(withoutCueWords(question));
-  if (asked.length === 0) return [];
+  if (asked.length === 0) return { quotes: [], unheld: [] };
   const kinds = askedKinds(question);
   const all = candidates(
     passages,
@@ -237,7 +250,7 @@ export function scoreSentences(
   const k = tuning.kindWeight;
   const kindFactor = (text: string) =>
     kinds.length === 0 ? 1 : (1 + (k * statedKinds(text, kinds).length) / kinds.length) / (1 + k);
-  return all.map((c) => {
+  const quotes = all.map((c) => {
     let own = 0;
     let near = 0;
     groups.forEach((g, i) => {
@@ -251,4 +264,9 @@ export function scoreSentences(
     const score = support * kindFactor(c.text);
     return { text: c.text, passage: c.passage, index: c.index, score, support };
   });
+  const unheld = groups
+    .filter((g) => g.specialist && g.topic && !g.value)
+    .filter((g) => !all.some((c) => groupIn(c.terms, g) || groupIn(c.near, g)))
+    .map((g) => g.word);
+  return { quotes, unheld };
 }

@@ -4,6 +4,7 @@ import { sentencesOf } from '../../modules/knowledge/sentences.js';
 import { SYNONYMS } from '../embeddings/lexicon.js';
 import { expansions, STOPWORDS, stem, tokenize } from '../embeddings/text.js';
 import { looksLikeTopic } from './extractive-topic.js';
+import { isGeneralWord } from './general-english.js';
 
 /**
  * Text analysis for the extractive model: a question becomes groups of alternative terms (a word,
@@ -25,6 +26,11 @@ export interface TermGroup {
   value: boolean;
   /** Looks like the name of a topic ("lithium", "Parkinson"): see extractive-topic.ts. */
   topic: boolean;
+  /**
+   * A word of the field rather than of everyday English ("spiramycin", "ferritin", "titer"), and
+   * not an abbreviation: see `isSpecialist`.
+   */
+  specialist: boolean;
   /**
    * The word as written, in lower case, when it is one word of four letters or more: what a
    * clinician's truncation ("toxo", "amox", "doxy") is matched with (see `truncatedTo`).
@@ -137,9 +143,22 @@ export function questionGroups(question: string): TermGroup[] {
       ...(single ? { truncation: w.tokens[0] } : {}),
       value: content.every((c) => /^\d+$/.test(c)),
       topic: (previous?.topic ?? false) || looksLikeTopic(w.written, w.from === 0),
+      specialist: (previous?.specialist ?? false) || isSpecialist(w.written),
     });
   }
   return [...groups.values()];
+}
+
+/** A part of a written word in small letters, the first maybe a capital ("Imitrex", not "IVIG"). */
+const PLAIN_PART = /^\p{Lu}?\p{Ll}{4,}$/u;
+
+/**
+ * A written word that names something of the field: a part of it (of four letters or more, as
+ * words are written, not an abbreviation such as "IVIG" or "tTG") outside everyday English
+ * (general-english.ts): "spiramycin", "enteric-coated", "Coumadin"; not "tangled" or "half-life".
+ */
+export function isSpecialist(written: string): boolean {
+  return written.split(/[-/&]/).some((part) => PLAIN_PART.test(part) && !isGeneralWord(part));
 }
 
 /** Plurals the stemmer cannot reach ("woman" and "women"), both ways. */

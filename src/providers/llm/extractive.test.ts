@@ -190,6 +190,49 @@ describe("ExtractiveProvider: a clinician's shortened names", () => {
   });
 });
 
+describe('ExtractiveProvider: the names a question is about', () => {
+  const provider = new ExtractiveProvider();
+  const toxoplasmosis = passage(
+    1,
+    'Toxoplasmosis in pregnancy is treated by a specialist. ' +
+      'Pregnant women should avoid cleaning cat litter and eating undercooked meat.',
+    { docKey: 'toxoplasmosis', title: 'Toxoplasmosis', heading: 'Pregnancy' },
+  );
+  const answer = (question: string) =>
+    provider.answer({
+      messages: [{ role: 'user', content: question }],
+      passages: [toxoplasmosis],
+      tools: [],
+    });
+
+  it('declines when a drug the question names is in no passage, however well the rest matches', () => {
+    expect(answer('Is spiramycin used for toxoplasmosis in pregnancy?')).toBe(NO_ANSWER);
+    // The same question without the drug is answered from the passage.
+    expect(answer('How is toxoplasmosis treated in pregnancy?')).toContain('[1]');
+  });
+
+  it('answers when the missing words are everyday English, as a lay rewording has them', () => {
+    expect(
+      answer('My pregnant patient keeps scooping the kitty litter: is that a worry?'),
+    ).toContain('cat litter');
+  });
+
+  it('declines for a brand name no passage holds, and answers once a passage names it', () => {
+    expect(answer('Is Daraprim used for toxoplasmosis in pregnancy?')).toBe(NO_ANSWER);
+    const withBrand = passage(
+      2,
+      'Pyrimethamine (Daraprim) is used for toxoplasmosis outside pregnancy.',
+      { docKey: 'toxoplasmosis', title: 'Toxoplasmosis', heading: 'Treatment' },
+    );
+    const text = provider.answer({
+      messages: [{ role: 'user', content: 'Is Daraprim used for toxoplasmosis in pregnancy?' }],
+      passages: [toxoplasmosis, withBrand],
+      tools: [],
+    });
+    expect(text).toContain('Pyrimethamine (Daraprim)');
+  });
+});
+
 describe('ExtractiveProvider: the calculator tool', () => {
   const provider = new ExtractiveProvider({ calculator });
 

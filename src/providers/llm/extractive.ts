@@ -6,6 +6,7 @@ import {
 } from '../../modules/chat/tools/calculator/index.js';
 import { chooseSentences, DEFAULT_TUNING, type ExtractiveTuning } from './extractive-answer.js';
 import { ehrAnswer, ehrAsks } from './extractive-ehr.js';
+import { loadGeneralWords } from './general-english.js';
 import {
   ProviderError,
   type LlmEvent,
@@ -79,6 +80,8 @@ export class ExtractiveProvider implements LlmProvider {
   constructor(options: ExtractiveOptions = {}) {
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
     this.calculator = options.calculator ?? { parseCalculatorRequest, describeCalculation };
+    // At start (about 50 ms, once), not in the first user's turn.
+    loadGeneralWords();
   }
 
   /**
