@@ -1,3 +1,5 @@
+import { isGeneralWord } from '../../providers/embeddings/general-english.js';
+
 /**
  * Abbreviations a document defines itself: "latent TB infection (LTBI)", "creatinine clearance
  * (CrCl)", and the other way round, "HGA (human granulocytic anaplasmosis)". Found with the
@@ -11,10 +13,15 @@
  */
 
 export interface Definition {
-  /** As written: "LTBI". */
+  /** As written: "LTBI"; for a pair of names, the one before the parenthesis ("VYVANSE"). */
   short: string;
-  /** As written: "latent TB infection". */
+  /** As written: "latent TB infection"; for a pair of names, the one inside ("lisdexamfetamine"). */
   long: string;
+  /**
+   * `abbreviation`, or `name`: two names of one thing, a brand and its generic name, in either
+   * order ("lisinopril (Zestril)", "VYVANSE (lisdexamfetamine dimesylate)").
+   */
+  kind: 'abbreviation' | 'name';
 }
 
 const PARENTHESIS = /\(([^()]{1,80})\)/g;
@@ -85,6 +92,51 @@ function byInitials(short: string, words: RegExpExecArray[], before: string): st
   return undefined;
 }
 
+/** A trademark sign, dropped from a name. */
+const MARK = /[®™]/g;
+/**
+ * A drug name as written: four small letters or more, maybe after a capital, or six capitals or
+ * more ("VYVANSE"); not an abbreviation ("IGRA") nor a pronunciation ("KAH-wah-SAH-ke").
+ */
+const NAME_WORD = /^(?:\p{Lu}?\p{Ll}{4,}|\p{Lu}{6,})$/u;
+
+/**
+ * The two names of a pair written "name (other name)": the word before the parenthesis and what
+ * it holds (one to three words), each a name of the field, not everyday English (a brand and its
+ * generic name: "lisinopril (Zestril)", "VYVANSE (lisdexamfetamine dimesylate)"; not "pain
+ * (headache)").
+ */
+function namePair(before: string, inside: string): Definition | undefined {
+  const last = [...before.matchAll(WORD)].at(-1);
+  if (last === undefined || !before.replace(MARK, '').trimEnd().endsWith(last[0])) return undefined;
+  const first = last[0].replace(MARK, '');
+  const other = inside.replace(MARK, '').trim();
+  const words = other.split(/\s+/);
+  if (words.length > 3 || !words.every((w) => NAME_WORD.test(w))) return undefined;
+  const isName = (w: string) => NAME_WORD.test(w) && !isGeneralWord(w);
+  if (!isName(first) || !isName(words[0] ?? '')) return undefined;
+  // Two forms of one word ("pericardium (pericardial effusion)") are not two names.
+  if (first.slice(0, 5).toLowerCase() === other.slice(0, 5).toLowerCase()) return undefined;
+  return { short: first, long: other, kind: 'name' };
+}
+
+/**
+ * An abbreviation defined by "long form (SHORT)", or "SHORT (long form)": "HGA (human
+ * granulocytic anaplasmosis)", the short form just before the parenthesis.
+ */
+function abbreviation(before: string, inside: string): Definition | undefined {
+  if (isShortForm(inside)) {
+    const long = longFormOf(inside, before);
+    return long === undefined ? undefined : { short: inside, long, kind: 'abbreviation' };
+  }
+  const last = [...before.matchAll(WORD)].at(-1)?.[0];
+  if (last === undefined || !isShortForm(last) || !before.trimEnd().endsWith(last))
+    return undefined;
+  return longFormOf(last, inside) === inside
+    ? { short: last, long: inside, kind: 'abbreviation' }
+    : undefined;
+}
+
 /** The definitions a text makes, each once (the first long form found for a short form). */
 export function definitionsIn(text: string): Definition[] {
   const found = new Map<string, Definition>();
@@ -95,18 +147,7 @@ export function definitionsIn(text: string): Definition[] {
         .slice(Math.max(0, match.index - 200), match.index)
         .split(/[.;:!?\n]/)
         .at(-1) ?? '';
-    let definition: Definition | undefined;
-    if (isShortForm(inside)) {
-      const long = longFormOf(inside, before);
-      if (long !== undefined) definition = { short: inside, long };
-    } else {
-      // "HGA (human granulocytic anaplasmosis)": the short form just before the parenthesis.
-      const last = [...before.matchAll(WORD)].at(-1)?.[0];
-      if (last !== undefined && isShortForm(last) && before.trimEnd().endsWith(last)) {
-        const long = longFormOf(last, inside);
-        if (long === inside) definition = { short: last, long };
-      }
-    }
+    const definition = abbreviation(before, inside) ?? namePair(before, inside);
     if (definition !== undefined && !found.has(definition.short)) {
       found.set(definition.short, definition);
     }
@@ -119,22 +160,26 @@ const wordsOf = (s: string, flags: string) =>
   new RegExp(`(?<![\\p{L}\\p{N}])${escape(s).replace(/\s+/g, '\\s+')}(?![\\p{L}\\p{N}])`, flags);
 
 /**
- * A document's definitions, ready to add to its chunks' search text: the short form of each
- * definition whose long form a chunk spells out without it, so that a chunk saying "latent TB
- * infection" is found by "LTBI" too. (The other way, the long form added where only the short
- * form stands, was measured and left out: it moved the retrieval evaluation's MRR from 0.739 to
- * 0.715, the long form's common words diluting the ranking.)
+ * A document's abbreviations, ready to add to its chunks' search text: the short form of each
+ * whose long form a chunk spells out without it, so that a chunk saying "latent TB infection" is
+ * found by "LTBI" too. (The other way, the long form added where only the short form stands, was
+ * measured and left out: it moved the retrieval evaluation's MRR from 0.739 to 0.715, the long
+ * form's common words diluting the ranking. Pairs of names are left out too: a chunk found by a
+ * name its text does not hold is one the model cannot read as naming it; measured on real-dev,
+ * "Max daily dose of lisdexamfetamine" then found only chunks saying VYVANSE and was declined.)
  */
 export class DocumentDefinitions {
   private readonly matchers: { short: string; hasShort: RegExp; hasLong: RegExp }[];
 
   constructor(definitions: readonly Definition[]) {
-    this.matchers = definitions.map((d) => ({
-      short: d.short,
-      // The short form as written ("HD" is not "hd"), the long form in any case, across lines.
-      hasShort: wordsOf(d.short, 'u'),
-      hasLong: wordsOf(d.long, 'iu'),
-    }));
+    this.matchers = definitions
+      .filter((d) => d.kind === 'abbreviation')
+      .map((d) => ({
+        short: d.short,
+        // The short form as written ("HD" is not "hd"), the long form in any case, across lines.
+        hasShort: wordsOf(d.short, 'u'),
+        hasLong: wordsOf(d.long, 'iu'),
+      }));
   }
 
   /** `searchText` (of the chunk whose text is `text`) with the short forms it lacks. */

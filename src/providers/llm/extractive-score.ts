@@ -6,11 +6,13 @@ import {
   questionGroups,
   sentenceKey,
   sentencesIn,
+  stems,
   termsOf,
   truncatedTo,
   type TermGroup,
 } from './extractive-text.js';
 import { askedKinds, statedKinds, withoutCueWords } from './extractive-kind.js';
+import { definitionsIn, type Definition } from '../../modules/knowledge/definitions.js';
 
 /**
  * Scoring the passages' sentences against a question. A sentence's score is the share of the
@@ -82,6 +84,8 @@ interface Candidate {
  * analysed lately, by their text. Never changed once made.
  */
 interface AnalysedPassage {
+  /** The abbreviations and pairs of names the passage defines ("latent TB infection (LTBI)"). */
+  definitions: readonly Definition[];
   texts: readonly string[];
   keys: readonly string[];
   words: readonly ReadonlySet<string>[];
@@ -96,6 +100,7 @@ function analysedPassage(text: string): AnalysedPassage {
     const texts = sentencesIn(text);
     const keys = texts.map(sentenceKey);
     analysed = {
+      definitions: definitionsIn(text),
       texts,
       keys,
       words: keys.map((key) => new Set(key.split(' '))),
@@ -197,6 +202,36 @@ function withTruncations(groups: readonly TermGroup[], all: readonly Candidate[]
   });
 }
 
+/**
+ * The question's words that one of the passages defines ("LTBI" where a passage writes "latent
+ * TB infection (LTBI)", "Vyvanse" where one writes "VYVANSE (lisdexamfetamine dimesylate)"), with
+ * the other form as an alternative: the other passages may write only that one.
+ */
+function withDefinitions(groups: readonly TermGroup[], passages: readonly Passage[]): TermGroup[] {
+  const other = new Map<string, string>();
+  for (const p of passages) {
+    for (const d of analysedPassage(p.text).definitions) {
+      if (d.kind === 'abbreviation') {
+        other.set(d.short.toLowerCase(), d.long);
+        continue;
+      }
+      // A generic name without its salt: "lisdexamfetamine" names what "lisdexamfetamine
+      // dimesylate" does, and passages write it so.
+      const generic = d.long.split(/\s+/)[0] ?? d.long;
+      other.set(d.short.toLowerCase(), generic);
+      other.set(d.long.toLowerCase(), d.short);
+      other.set(generic.toLowerCase(), d.short);
+    }
+  }
+  if (other.size === 0) return [...groups];
+  return groups.map((g) => {
+    const form = other.get(g.written);
+    if (form === undefined) return g;
+    const alternative = stems(form);
+    return alternative.length === 0 ? g : { ...g, alternatives: [...g.alternatives, alternative] };
+  });
+}
+
 /** Each question word's weight (see the module comment). */
 function weights(groups: readonly TermGroup[], all: readonly Candidate[], tuning: ScoreTuning) {
   const n = all.length;
@@ -243,7 +278,7 @@ export function scoreSentences(
     passages,
     asked.flatMap((g) => (g.acronym === undefined ? [] : [g.acronym])),
   );
-  const groups = withTruncations(asked, all);
+  const groups = withTruncations(withDefinitions(asked, passages), all);
   const w = weights(groups, all, tuning);
   const total = w.reduce((a, b) => a + b, 0);
   const focus = focusOf(passages, tuning.focusWeight);

@@ -4,7 +4,7 @@ import { sentencesOf } from '../../modules/knowledge/sentences.js';
 import { SYNONYMS } from '../embeddings/lexicon.js';
 import { expansions, STOPWORDS, stem, tokenize } from '../embeddings/text.js';
 import { looksLikeTopic } from './extractive-topic.js';
-import { isGeneralWord } from './general-english.js';
+import { isGeneralWord } from '../embeddings/general-english.js';
 
 /**
  * Text analysis for the extractive model: a question becomes groups of alternative terms (a word,
@@ -19,6 +19,8 @@ export type Alternative = readonly string[];
 /** A question word with its alternatives; it counts once however many of them a sentence has. */
 export interface TermGroup {
   word: string;
+  /** The word as the question writes it, in lower case ("ltbi", "vyvanse"). */
+  written: string;
   alternatives: readonly Alternative[];
   /** Written in capitals and not in the abbreviation list ("IVC"): maybe spelled out in a passage. */
   acronym?: string;
@@ -62,7 +64,7 @@ const isContent = (token: string) =>
   !STOPWORDS.has(token) && (token.length > 1 || /\d/.test(token));
 
 /** The stems of a phrase's content words. */
-function stems(text: string): string[] {
+export function stems(text: string): string[] {
   return tokenize(text).filter(isContent).map(stem);
 }
 
@@ -138,6 +140,7 @@ export function questionGroups(question: string): TermGroup[] {
     const single = w.tokens.length === 1 && /^\p{L}{4,}$/u.test(w.tokens[0] ?? '');
     groups.set(word, {
       word,
+      written: w.written.toLowerCase(),
       alternatives: [...(previous?.alternatives ?? [content]), ...others],
       ...(acronym === undefined ? {} : { acronym }),
       ...(single ? { truncation: w.tokens[0] } : {}),

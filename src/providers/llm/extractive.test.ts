@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deltas, ExtractiveProvider, NO_ANSWER, type CalculatorText } from './extractive.js';
+import { DEFAULT_TUNING } from './extractive-answer.js';
+import { scoreSentences } from './extractive-score.js';
 import type { LlmEvent, LlmMessage, LlmRequest, Passage } from './types.js';
 
 const calculator: CalculatorText = {
@@ -230,6 +232,56 @@ describe('ExtractiveProvider: the names a question is about', () => {
       tools: [],
     });
     expect(text).toContain('Pyrimethamine (Daraprim)');
+  });
+});
+
+describe('ExtractiveProvider: abbreviations and names its passages define', () => {
+  const label = passage(1, 'ZOLTRAVEX (mirdanotide acetate) tablets, for oral use.', {
+    docKey: 'label',
+    title: 'Label',
+    heading: 'Highlights',
+  });
+  const dosing = (name: string) =>
+    passage(2, `The maximum dose of ${name} is 40 mg a day.`, {
+      docKey: 'label',
+      title: 'Label',
+      heading: 'Dosage',
+    });
+  const support = (question: string, passages: Passage[]) =>
+    scoreSentences(question, passages, DEFAULT_TUNING).quotes.find((q) => q.passage.n === 2)
+      ?.support;
+
+  it('reads a brand name as the generic name a passage pairs it with, and the other way', () => {
+    const generic = 'What is the maximum dose of mirdanotide?';
+    // The sentence naming the brand supports the question naming the generic as fully as a
+    // sentence naming the generic itself.
+    expect(support(generic, [label, dosing('ZOLTRAVEX')])).toBe(
+      support(generic, [label, dosing('mirdanotide')]),
+    );
+    const brand = 'What is the maximum dose of Zoltravex?';
+    expect(support(brand, [label, dosing('mirdanotide')])).toBe(
+      support(brand, [label, dosing('Zoltravex')]),
+    );
+  });
+
+  it('reads an abbreviation as the long form a passage defines', () => {
+    const defines = passage(1, 'Latent TB infection (LTBI) is not contagious.', {
+      docKey: 'tb',
+      title: 'TB',
+      heading: null,
+    });
+    const spelled = passage(2, 'Treat latent TB infection with rifampin for four months.', {
+      docKey: 'tb',
+      title: 'TB',
+      heading: null,
+    });
+    const written = passage(2, 'Treat LTBI with rifampin for four months.', {
+      docKey: 'tb',
+      title: 'TB',
+      heading: null,
+    });
+    const question = 'How long is rifampin given for LTBI?';
+    expect(support(question, [defines, spelled])).toBe(support(question, [defines, written]));
   });
 });
 

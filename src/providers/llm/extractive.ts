@@ -6,7 +6,7 @@ import {
 } from '../../modules/chat/tools/calculator/index.js';
 import { chooseSentences, DEFAULT_TUNING, type ExtractiveTuning } from './extractive-answer.js';
 import { ehrAnswer, ehrAsks } from './extractive-ehr.js';
-import { loadGeneralWords } from './general-english.js';
+import { loadGeneralWords } from '../embeddings/general-english.js';
 import {
   ProviderError,
   type LlmEvent,

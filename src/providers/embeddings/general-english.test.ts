@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSpecialist } from './extractive-text.js';
+import { isSpecialist } from '../llm/extractive-text.js';
 import { isGeneralWord } from './general-english.js';
 
 describe('everyday English and the words of the field', () => {
