@@ -1,11 +1,10 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { retrievePassages } from '../src/modules/chat/retrieval.js';
-import type { SearchService } from '../src/modules/knowledge/search.js';
 import { HashedEmbeddings } from '../src/providers/embeddings/hashed.js';
 import { ExtractiveProvider, NO_ANSWER } from '../src/providers/llm/extractive.js';
 import { DEFAULT_TUNING, type ExtractiveTuning } from '../src/providers/llm/extractive-answer.js';
-import type { Passage } from '../src/providers/llm/types.js';
+import type { GlossaryEntry, Passage } from '../src/providers/llm/types.js';
 import {
   answerSplits,
   type AnswerSplits,
@@ -20,7 +19,7 @@ import {
   type Judged,
 } from './lib/answers.js';
 import { sweep } from './lib/answer-sweep.js';
-import { indexCorpus } from './lib/pipeline.js';
+import { indexCorpus, type Pipeline } from './lib/pipeline.js';
 import { LedgerError, readLedger } from './lib/splits.js';
 import {
   judgeReal,
@@ -66,8 +65,14 @@ export async function answerOf(
   provider: ExtractiveProvider,
   question: string,
   passages: Passage[],
+  glossary: GlossaryEntry[] = [],
 ): Promise<string> {
-  const request = { messages: [{ role: 'user' as const, content: question }], passages, tools: [] };
+  const request = {
+    messages: [{ role: 'user' as const, content: question }],
+    passages,
+    tools: [],
+    glossary,
+  };
   let text = '';
   for await (const event of provider.stream(request, { signal: new AbortController().signal })) {
     if (event.type === 'text_delta') text += event.text;
@@ -96,14 +101,19 @@ function report(
   return judged;
 }
 
+/** Each question's passages and glossary entries, as a chat turn reads them. */
 async function retrieveAll(
-  search: SearchService,
+  pipeline: Pipeline,
   questions: readonly AnswerQuestion[],
   limit: number,
-): Promise<Passage[][]> {
+): Promise<{ passages: Passage[][]; glossaries: GlossaryEntry[][] }> {
   const passages: Passage[][] = [];
-  for (const q of questions) passages.push(await retrievePassages(search, q.question, { limit }));
-  return passages;
+  const glossaries: GlossaryEntry[][] = [];
+  for (const q of questions) {
+    passages.push(await retrievePassages(pipeline.search, q.question, { limit }));
+    glossaries.push(await pipeline.glossary.for(q.question));
+  }
+  return { passages, glossaries };
 }
 
 /** The tuning questions answered wrong: no fact, or an off-topic one answered. */
@@ -153,7 +163,7 @@ async function main(argv: string[]): Promise<void> {
   const pipeline = await indexCorpus(join(here, 'corpus'), embeddings);
   try {
     const limit = Number(values.passages);
-    const passages = await retrieveAll(pipeline.search, questions, limit);
+    const { passages, glossaries } = await retrieveAll(pipeline, questions, limit);
     if (values.sweep) {
       const dev = questions.flatMap((q, i) =>
         inSplit(q, 'tune', splits) ? [{ q, passages: passages[i] ?? [] }] : [],
@@ -174,7 +184,7 @@ async function main(argv: string[]): Promise<void> {
     const provider = new ExtractiveProvider({ tuning });
     const answers: string[] = [];
     for (const [i, q] of questions.entries()) {
-      answers.push(await answerOf(provider, q.question, passages[i] ?? []));
+      answers.push(await answerOf(provider, q.question, passages[i] ?? [], glossaries[i]));
     }
     console.log(`${questions.length} questions, ${limit} passages each; model ${provider.model}`);
     console.log(

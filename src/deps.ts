@@ -215,6 +215,7 @@ export async function createDeps(
     auth,
     messages,
     search: knowledge.search,
+    glossary: knowledge.glossary,
     rateLimiter,
     pubsub,
     sockets,

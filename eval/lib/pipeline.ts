@@ -15,6 +15,7 @@ import { ExtractionPool } from '../../src/modules/knowledge/extraction-pool.js';
 import { Indexer } from '../../src/modules/knowledge/indexer.js';
 import { jobStateCounter } from '../../src/modules/knowledge/job-states.js';
 import { SearchService, type SearchTuning } from '../../src/modules/knowledge/search.js';
+import { Glossary } from '../../src/modules/knowledge/glossary.js';
 import { KnowledgeService } from '../../src/modules/knowledge/service.js';
 import { LocalDirectoryStore } from '../../src/platform/file-store.js';
 import { createMetrics } from '../../src/platform/metrics.js';
@@ -35,6 +36,8 @@ export interface Pipeline {
   embeddings: EmbeddingsProvider;
   vectors: VectorStore;
   chunks: StoredChunk[];
+  /** The knowledge base's glossary, as a chat turn reads it. */
+  glossary: Glossary;
   /** A search service over the same index with other fusion settings (tuning). */
   withTuning: (tuning: Partial<SearchTuning>) => SearchService;
   close: () => Promise<void>;
@@ -128,13 +131,17 @@ export async function indexCorpus(
     );
     lexical = new LexicalIndex(db, { log, maxStalenessMs: 0 });
     const index = lexical;
+    const glossary = new Glossary(db);
+    const searchWith = (tuning: Partial<SearchTuning>) =>
+      new SearchService(db, embeddings, store, index, tuning, undefined, undefined, glossary);
     return {
       database,
-      search: new SearchService(db, embeddings, store, index),
+      search: searchWith({}),
       embeddings,
       vectors: store,
+      glossary,
       chunks,
-      withTuning: (tuning) => new SearchService(db, embeddings, store, index, tuning),
+      withTuning: searchWith,
       close,
     };
   } catch (err) {

@@ -7,6 +7,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -156,3 +157,30 @@ export const kbChunks = pgTable(
 export type KbDocumentRow = typeof kbDocuments.$inferSelect;
 export type KbJobRow = typeof kbIndexingJobs.$inferSelect;
 export type KbChunkRow = typeof kbChunks.$inferSelect;
+
+/**
+ * The knowledge base's glossary: the abbreviations and pairs of names each document defines
+ * ("latent TB infection (LTBI)", "lisinopril (Zestril)": definitions.ts), written with the job
+ * that made its chunks live and gone with the document. The entries of the live documents that a
+ * question writes are read for each chat turn and search (glossary.ts).
+ */
+export const kbDefinitions = pgTable(
+  'kb_definitions',
+  {
+    documentId: uuid('document_id')
+      .notNull()
+      .references(() => kbDocuments.id, { onDelete: 'cascade' }),
+    /** As written: "LTBI", "lisinopril". */
+    term: text('term').notNull(),
+    /** As written: "latent TB infection", "Zestril". */
+    means: text('means').notNull(),
+    kind: text('kind', { enum: ['abbreviation', 'name'] }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.documentId, t.term] }),
+    // A question's words find the entries that write them: by the term's first word, and by the
+    // meaning's (a long form, or the other name of a pair).
+    index('kb_definitions_term_idx').on(sql`lower(split_part(${t.term}, ' ', 1))`),
+    index('kb_definitions_means_idx').on(sql`lower(split_part(${t.means}, ' ', 1))`),
+  ],
+);

@@ -6,7 +6,7 @@ import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
 import type { Outages } from '../../platform/outages.js';
 import type { PubSub } from '../../platform/pubsub.js';
-import type { LlmProvider } from '../../providers/llm/types.js';
+import type { GlossaryEntry, LlmProvider } from '../../providers/llm/types.js';
 import type { SearchService } from '../knowledge/search.js';
 import { MAIN_BRANCH, type MessageService } from '../conversations/messages.js';
 import type { StoredMessage } from '../conversations/schema.js';
@@ -60,9 +60,16 @@ export const CHAT_LIMITS: ChatLimits = {
   turn: TURN_LIMITS,
 };
 
+/** Where a turn's glossary comes from (the knowledge base's: glossary.ts). */
+export interface GlossarySource {
+  for(question: string): Promise<GlossaryEntry[]>;
+}
+
 export interface ChatDeps {
   messages: MessageService;
   search: SearchService;
+  /** The knowledge base's definitions of what a question writes; none when absent. */
+  glossary?: GlossarySource;
   llm: LlmProvider;
   /** Tools besides the knowledge-base search, e.g. the medical calculator. */
   tools: Tool[];
@@ -330,6 +337,8 @@ export class ChatService {
     // The history and the search at once: neither needs the other. The search never rejects
     // (without passages the turn goes on); a failed history read waits for it to end first.
     const searched = this.retrieval.forQuestion(question, emit);
+    // Read with the search; a glossary that cannot be read leaves the model without it.
+    const glossary = this.glossaryFor(question.content);
     const history = await threadHistory(
       messages,
       userId,
@@ -349,6 +358,7 @@ export class ChatService {
         userMessageId: question.id,
         history,
         passages,
+        glossary: await glossary,
         tools: [knowledgeSearchTool(this.retrieval.forTool, passages), ...this.deps.tools],
         signal,
         startedAt,
@@ -360,6 +370,17 @@ export class ChatService {
       metrics.chatFirstChunk.observe(outcome.firstChunkMs / 1000);
     countTokens(metrics, outcome.usage);
     return outcome;
+  }
+
+  /** The question's glossary entries; none when there is no glossary or it cannot be read. */
+  private async glossaryFor(question: string): Promise<GlossaryEntry[]> {
+    if (this.deps.glossary === undefined) return [];
+    try {
+      return await this.deps.glossary.for(question);
+    } catch (err) {
+      this.deps.log.warn({ err }, 'knowledge-base glossary not read; answering without it');
+      return [];
+    }
   }
 
   private async answer(

@@ -1,4 +1,10 @@
-import type { LlmMessage, LlmProvider, LlmToolCall, Passage } from '../../providers/llm/types.js';
+import type {
+  GlossaryEntry,
+  LlmMessage,
+  LlmProvider,
+  LlmToolCall,
+  Passage,
+} from '../../providers/llm/types.js';
 import { ProviderError } from '../../providers/llm/types.js';
 import { hasInvalidArguments, INVALID_ARGUMENTS } from '../../providers/llm/index.js';
 import { streamWithRetry } from '../../providers/llm/retry.js';
@@ -32,6 +38,8 @@ export interface TurnInput {
   userMessageId: string;
   history: LlmMessage[];
   passages: Passage[];
+  /** The knowledge base's definitions of what the question writes (none: empty). */
+  glossary?: GlossaryEntry[];
   tools: Tool[];
   signal: AbortSignal;
   /** `performance.now()` when the turn began (the question arrived), for `firstChunkMs`. */
@@ -107,7 +115,14 @@ export async function runTurn(
       const tools = round < limits.maxToolRounds ? input.tools : [];
       const calls: LlmToolCall[] = [];
       let text = '';
-      const request = { messages, passages: input.passages, tools: tools.map((t) => t.definition) };
+      const request = {
+        messages,
+        passages: input.passages,
+        tools: tools.map((t) => t.definition),
+        ...(input.glossary === undefined || input.glossary.length === 0
+          ? {}
+          : { glossary: input.glossary }),
+      };
       const events = streamWithRetry(llm, request, {
         signal: input.signal,
         attempts: content === '' ? limits.retryAttempts : 1,

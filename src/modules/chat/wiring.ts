@@ -20,7 +20,7 @@ import type { EhrService } from '../ehr/service.js';
 import type { SearchService } from '../knowledge/search.js';
 import { memoryAnswerStreams, redisAnswerStreams } from './answer-streams.js';
 import { CHAT_PATHS, SOCKET_LIMITS, SocketHub } from './hub.js';
-import { CHAT_LIMITS, ChatService } from './service.js';
+import { CHAT_LIMITS, ChatService, type GlossarySource } from './service.js';
 import { medicalCalculatorTool } from './tools/calculator/index.js';
 import { ehrToolsIfConfigured } from './tools/ehr.js';
 import type { Tool } from './tools/types.js';
@@ -47,6 +47,8 @@ export interface ChatWiring {
   auth: AuthService;
   messages: MessageService;
   search: SearchService;
+  /** The knowledge base's definitions of what a question writes, for the model. */
+  glossary?: GlossarySource;
   rateLimiter: RateLimiter;
   /** The instances' shared channels (owned by the caller, which closes them). */
   pubsub: PubSub;
@@ -75,6 +77,7 @@ export function createChat(w: ChatWiring): Chat {
   const service = new ChatService({
     messages: w.messages,
     search: w.search,
+    ...(w.glossary === undefined ? {} : { glossary: w.glossary }),
     llm,
     tools,
     streams,

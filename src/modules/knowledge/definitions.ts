@@ -164,9 +164,10 @@ const wordsOf = (s: string, flags: string) =>
  * whose long form a chunk spells out without it, so that a chunk saying "latent TB infection" is
  * found by "LTBI" too. (The other way, the long form added where only the short form stands, was
  * measured and left out: it moved the retrieval evaluation's MRR from 0.739 to 0.715, the long
- * form's common words diluting the ranking. Pairs of names are left out too: a chunk found by a
- * name its text does not hold is one the model cannot read as naming it; measured on real-dev,
- * "Max daily dose of lisdexamfetamine" then found only chunks saying VYVANSE and was declined.)
+ * form's common words diluting the ranking. Pairs of names are left out: the knowledge base's
+ * glossary (glossary.ts) adds the other name to a query instead, and the chunks keep what their
+ * text says. Measured on real-dev when names went into the search text and the model had no
+ * glossary: "Max daily dose of lisdexamfetamine" found only chunks saying VYVANSE, and was declined.)
  */
 export class DocumentDefinitions {
   private readonly matchers: { short: string; hasShort: RegExp; hasLong: RegExp }[];

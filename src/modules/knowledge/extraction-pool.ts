@@ -1,3 +1,4 @@
+import type { Definition } from './definitions.js';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { ExtractionBudgets } from '../../config-knowledge.js';
@@ -36,7 +37,7 @@ export interface ExtractRequest {
 }
 
 export type ExtractionEvent =
-  | { type: 'chunked'; pages: number; chunks: number }
+  | { type: 'chunked'; pages: number; chunks: number; definitions: Definition[] }
   | { type: 'batch'; chunks: ExtractedChunk[]; vectors: Float32Array[] | null };
 
 export interface ExtractionSummary {

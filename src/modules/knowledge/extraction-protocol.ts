@@ -1,3 +1,4 @@
+import type { Definition } from './definitions.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { ExtractionBudgets } from '../../config-knowledge.js';
 import { expandAbbreviations } from './abbreviations.js';
@@ -38,7 +39,13 @@ export interface ExtractedChunk extends Omit<Chunk, 'startOffset'> {
 /** From the extraction thread to the HTTP thread. */
 export type FromThread =
   | { type: 'started' }
-  | { type: 'chunked'; pages: number; chunks: number }
+  | {
+      type: 'chunked';
+      pages: number;
+      chunks: number;
+      /** The abbreviations and pairs of names the document defines (definitions.ts), capped. */
+      definitions: Definition[];
+    }
   | {
       type: 'batch';
       chunks: ExtractedChunk[];

@@ -26,13 +26,15 @@ export default async function extract(task: ExtractionTask): Promise<ExtractionR
     channel.post({ type: 'started' });
     const chunks = await chunksOf(task, await channel.bytes());
     const pages = chunks.pages;
-    channel.post({ type: 'chunked', pages, chunks: chunks.list.length });
+    // The abbreviations and names the document defines: for the knowledge base's glossary, and
+    // for the search text of every chunk of it.
+    const found = definitionsOf(chunks.list);
+    channel.post({ type: 'chunked', pages, chunks: chunks.list.length, definitions: found });
     const embedder =
       task.embedDimensions === null
         ? null
         : new HashedEmbeddings({ dimensions: task.embedDimensions });
-    // The abbreviations the document defines, for the search text of every chunk of it.
-    const definitions = definitionsOf(chunks.list);
+    const definitions = new DocumentDefinitions(found);
     for (let start = 0; start < chunks.list.length; start += task.batchSize) {
       const batch = chunks.list
         .slice(start, start + task.batchSize)
@@ -63,13 +65,22 @@ export default async function extract(task: ExtractionTask): Promise<ExtractionR
   }
 }
 
-/** The document's own definitions of its abbreviations, each short form once. */
-function definitionsOf(chunks: readonly Chunk[]): DocumentDefinitions {
+/**
+ * A document's definitions kept, at most: a real document defines a few dozen; a text built to
+ * fill the glossary (every line "x (y)") is cut here.
+ */
+const MAX_DEFINITIONS = 500;
+
+/** The document's own definitions, each short form once (the first found), at most 500. */
+function definitionsOf(chunks: readonly Chunk[]): Definition[] {
   const found = new Map<string, Definition>();
   for (const chunk of chunks) {
-    for (const d of definitionsIn(chunk.text)) if (!found.has(d.short)) found.set(d.short, d);
+    for (const d of definitionsIn(chunk.text)) {
+      if (found.size >= MAX_DEFINITIONS) return [...found.values()];
+      if (!found.has(d.short)) found.set(d.short, d);
+    }
   }
-  return new DocumentDefinitions([...found.values()]);
+  return [...found.values()];
 }
 
 /** Extraction and chunking within the job's budgets; the pages' text is dropped on return. */

@@ -1,3 +1,4 @@
+import type { Definition } from './definitions.js';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
@@ -132,10 +133,19 @@ export class Indexer {
     signal: AbortSignal,
   ): Promise<RunOutcome> {
     let processed = 0;
+    let definitions: readonly Definition[] = [];
     for (let step = await extraction.next(); ; step = await extraction.next()) {
-      if (step.done === true) return this.activate(job, document, step.value.pages, processed);
+      if (step.done === true) {
+        return this.activate(
+          job,
+          document,
+          { pages: step.value.pages, chunks: processed },
+          definitions,
+        );
+      }
       const event = step.value;
       if (event.type === 'chunked') {
+        definitions = event.definitions;
         await this.progress(job.id, { totalChunks: event.chunks, processedChunks: 0 });
         continue;
       }
@@ -148,12 +158,19 @@ export class Indexer {
     }
   }
 
-  private async activate(job: KbJobRow, document: KbDocumentRow, pages: number, chunks: number) {
+  private async activate(
+    job: KbJobRow,
+    document: KbDocumentRow,
+    { pages, chunks }: { pages: number; chunks: number },
+    definitions: readonly Definition[],
+  ) {
     const { db, states, vectors } = this.deps;
     const live = await db.transaction(async (tx) => {
       const current = await documentsRepo.lock(tx, document.id);
       if (current?.supersededBy !== null) return false;
       const count = await documentsRepo.swapChunks(tx, document.id, job.id);
+      // The glossary changes with the chunks: the same transaction.
+      await documentsRepo.replaceDefinitions(tx, document.id, definitions);
       await documentsRepo.update(tx, document.id, {
         status: 'indexed',
         pageCount: pages,

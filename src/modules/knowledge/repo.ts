@@ -1,8 +1,10 @@
+import type { Definition } from './definitions.js';
 import { lexicalRepo } from './lexical/repo.js';
 import { and, count, desc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.js';
 import {
   kbChunks,
+  kbDefinitions,
   kbDocuments,
   kbIndexingJobs,
   type DocumentStatus,
@@ -148,6 +150,19 @@ export const documentsRepo = {
     );
     await lexicalRepo.recordChange(tx, { documentId, keepJobId: jobId, addJobId: jobId });
     return row?.n ?? 0;
+  },
+
+  /** The document's glossary entries (definitions.ts), in place of those of its last job. */
+  async replaceDefinitions(
+    tx: Db,
+    documentId: string,
+    definitions: readonly Definition[],
+  ): Promise<void> {
+    await tx.delete(kbDefinitions).where(eq(kbDefinitions.documentId, documentId));
+    if (definitions.length === 0) return;
+    await tx
+      .insert(kbDefinitions)
+      .values(definitions.map((d) => ({ documentId, term: d.short, means: d.long, kind: d.kind })));
   },
 
   async deleteChunksOfJob(db: Db, jobId: string): Promise<void> {

@@ -11,6 +11,7 @@ import { expansions, tokenize } from '../../providers/embeddings/text.js';
 import type { CacheRegion, RegionOptions } from '../../platform/layered-cache.js';
 import { expandAbbreviations } from './abbreviations.js';
 import type { LexicalIndex } from './lexical/index.js';
+import type { Glossary } from './glossary.js';
 import { queryTerms } from './lexical/analysis.js';
 import { abortable } from '../../platform/abortable.js';
 
@@ -128,6 +129,8 @@ export class SearchService {
      * (`Database.withStatementTimeout`): then it is one statement, with no transaction around it.
      */
     private readonly boundedDb?: Db,
+    /** The abbreviations and names the documents define: a query is searched with both forms. */
+    private readonly glossary?: Glossary,
   ) {
     const base = embeddings.model.startsWith('hashed-') ? HASHED_TUNING : DEFAULT_TUNING;
     this.tuning = { ...base, ...tuning };
@@ -164,10 +167,11 @@ export class SearchService {
   }
 
   private async run(
-    query: string,
+    asked: string,
     options: SearchOptions,
     signal?: AbortSignal,
   ): Promise<SearchResult[]> {
+    const query = await this.withGlossary(asked);
     if (this.hybrid !== undefined) return this.runHybrid(this.hybrid, query, options, signal);
     const prepared = prepare(query);
     const [lexical, dense] = await Promise.all([
@@ -196,6 +200,24 @@ export class SearchService {
         denseRank: f?.ranks[1] ?? null,
       };
     });
+  }
+
+  /**
+   * The query with what the knowledge base's documents define for the words it writes: the other
+   * name of a pair ("Zestril": lisinopril, and the other way) and the abbreviation of a long form it
+   * spells out ("latent TB infection": LTBI), so that it finds the documents that write only that
+   * form. Not an abbreviation's long form: its common words dilute the ranking (measured with
+   * eval/retrieval.ts: MRR 0.756 -> 0.744), as they did in the chunks' search text. Unchanged when
+   * the glossary cannot be read.
+   */
+  private async withGlossary(query: string): Promise<string> {
+    if (this.glossary === undefined) return query;
+    const entries = await this.glossary.for(query).catch(() => []);
+    const lower = query.toLowerCase();
+    const added = entries
+      .flatMap((e) => (e.kind === 'name' ? [e.term, e.means] : [e.term]))
+      .filter((form) => !lower.includes(form.toLowerCase()));
+    return added.length === 0 ? query : `${query} ${[...new Set(added)].join(' ')}`;
   }
 
   /**

@@ -1,3 +1,4 @@
+import { Glossary } from './glossary.js';
 import type { Counter } from 'prom-client';
 import type { Config } from '../../config.js';
 import type { Database, Db } from '../../db/client.js';
@@ -32,6 +33,8 @@ export interface Knowledge {
    * used by searches with KB_SEARCH_ENGINE=qdrant (Qdrant ranks by terms), only by `lexical()`.
    */
   lexical: LexicalIndex;
+  /** The abbreviations and names the live documents define, for the chat turns' model. */
+  glossary: Glossary;
   close(): Promise<void>;
 }
 
@@ -68,6 +71,7 @@ export async function createKnowledge(
   const vectors = vectorStoreFor(config, db, log);
   const states = jobStateCounter(kbJobs);
   const lexical = new LexicalIndex(db, { log });
+  const glossary = new Glossary(db);
   const invalidate = searchInvalidator(cache, log);
   const corpusChanged = () => {
     lexical.changed();
@@ -109,11 +113,13 @@ export async function createKnowledge(
         PASSAGES_TIMEOUT_MS,
         searchConnections(config.databasePoolSize),
       ),
+      glossary,
     ),
     vectors,
     worker,
     indexer: indexing.indexer,
     lexical,
+    glossary,
     close: async () => {
       await indexing.close();
       await lexical.close();

@@ -1,4 +1,4 @@
-import type { Passage } from './types.js';
+import type { GlossaryEntry, Passage } from './types.js';
 import { askedKinds, statesRequired } from './extractive-kind.js';
 import { scoreSentences, type Quote, type ScoreTuning } from './extractive-score.js';
 
@@ -53,9 +53,10 @@ export function chooseSentences(
   question: string,
   passages: readonly Passage[],
   tuning: ExtractiveTuning = DEFAULT_TUNING,
+  glossary: readonly GlossaryEntry[] = [],
 ): Quote[] {
   const kinds = askedKinds(question);
-  const { quotes, unheld } = scoreSentences(question, passages, tuning);
+  const { quotes, unheld } = scoreSentences(question, passages, tuning, glossary);
   if (unheld.length > 0) return [];
   const ranked = quotes
     .filter((q) => statesRequired(q.text, kinds))

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Passage } from './types.js';
+import type { GlossaryEntry, Passage } from './types.js';
 import {
   acronymsSpelled,
   groupIn,
@@ -203,32 +203,41 @@ function withTruncations(groups: readonly TermGroup[], all: readonly Candidate[]
 }
 
 /**
- * The question's words that one of the passages defines ("LTBI" where a passage writes "latent
- * TB infection (LTBI)", "Vyvanse" where one writes "VYVANSE (lisdexamfetamine dimesylate)"), with
- * the other form as an alternative: the other passages may write only that one.
+ * The question's words that one of the passages or the knowledge base's glossary defines ("LTBI"
+ * where a passage writes "latent TB infection (LTBI)", "Vyvanse" where one writes "VYVANSE
+ * (lisdexamfetamine dimesylate)"), with the other form as an alternative: the passages may write
+ * only that one.
  */
-function withDefinitions(groups: readonly TermGroup[], passages: readonly Passage[]): TermGroup[] {
-  const other = new Map<string, string>();
-  for (const p of passages) {
-    for (const d of analysedPassage(p.text).definitions) {
-      if (d.kind === 'abbreviation') {
-        other.set(d.short.toLowerCase(), d.long);
-        continue;
-      }
-      // A generic name without its salt: "lisdexamfetamine" names what "lisdexamfetamine
-      // dimesylate" does, and passages write it so.
-      const generic = d.long.split(/\s+/)[0] ?? d.long;
-      other.set(d.short.toLowerCase(), generic);
-      other.set(d.long.toLowerCase(), d.short);
-      other.set(generic.toLowerCase(), d.short);
+function withDefinitions(
+  groups: readonly TermGroup[],
+  passages: readonly Passage[],
+  glossary: readonly GlossaryEntry[],
+): TermGroup[] {
+  const other = new Map<string, string[]>();
+  const add = (written: string, form: string) => {
+    const key = written.toLowerCase();
+    other.set(key, [...(other.get(key) ?? []), form]);
+  };
+  const definitions = [
+    ...passages.flatMap((p) => analysedPassage(p.text).definitions),
+    ...glossary.map((e) => ({ short: e.term, long: e.means, kind: e.kind })),
+  ];
+  for (const d of definitions) {
+    if (d.kind === 'abbreviation') {
+      add(d.short, d.long);
+      continue;
     }
+    // A generic name without its salt: "lisdexamfetamine" names what "lisdexamfetamine
+    // dimesylate" does, and passages write it so.
+    const generic = d.long.split(/\s+/)[0] ?? d.long;
+    add(d.short, generic);
+    add(d.long, d.short);
+    add(generic, d.short);
   }
   if (other.size === 0) return [...groups];
   return groups.map((g) => {
-    const form = other.get(g.written);
-    if (form === undefined) return g;
-    const alternative = stems(form);
-    return alternative.length === 0 ? g : { ...g, alternatives: [...g.alternatives, alternative] };
+    const forms = (other.get(g.written) ?? []).map(stems).filter((a) => a.length > 0);
+    return forms.length === 0 ? g : { ...g, alternatives: [...g.alternatives, ...forms] };
   });
 }
 
@@ -270,6 +279,7 @@ export function scoreSentences(
   question: string,
   passages: readonly Passage[],
   tuning: ScoreTuning,
+  glossary: readonly GlossaryEntry[] = [],
 ): Scored {
   const asked = questionGroups(withoutCueWords(question));
   if (asked.length === 0) return { quotes: [], unheld: [] };
@@ -278,7 +288,7 @@ export function scoreSentences(
     passages,
     asked.flatMap((g) => (g.acronym === undefined ? [] : [g.acronym])),
   );
-  const groups = withTruncations(withDefinitions(asked, passages), all);
+  const groups = withTruncations(withDefinitions(asked, passages, glossary), all);
   const w = weights(groups, all, tuning);
   const total = w.reduce((a, b) => a + b, 0);
   const focus = focusOf(passages, tuning.focusWeight);

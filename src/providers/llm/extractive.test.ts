@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { deltas, ExtractiveProvider, NO_ANSWER, type CalculatorText } from './extractive.js';
 import { DEFAULT_TUNING } from './extractive-answer.js';
 import { scoreSentences } from './extractive-score.js';
-import type { LlmEvent, LlmMessage, LlmRequest, Passage } from './types.js';
+import type { GlossaryEntry, LlmEvent, LlmMessage, LlmRequest, Passage } from './types.js';
 
 const calculator: CalculatorText = {
   parseCalculatorRequest: (text) =>
@@ -247,9 +247,10 @@ describe('ExtractiveProvider: abbreviations and names its passages define', () =
       title: 'Label',
       heading: 'Dosage',
     });
-  const support = (question: string, passages: Passage[]) =>
-    scoreSentences(question, passages, DEFAULT_TUNING).quotes.find((q) => q.passage.n === 2)
-      ?.support;
+  const support = (question: string, passages: Passage[], glossary: GlossaryEntry[] = []) =>
+    scoreSentences(question, passages, DEFAULT_TUNING, glossary).quotes.find(
+      (q) => q.passage.n === 2,
+    )?.support;
 
   it('reads a brand name as the generic name a passage pairs it with, and the other way', () => {
     const generic = 'What is the maximum dose of mirdanotide?';
@@ -282,6 +283,25 @@ describe('ExtractiveProvider: abbreviations and names its passages define', () =
     });
     const question = 'How long is rifampin given for LTBI?';
     expect(support(question, [defines, spelled])).toBe(support(question, [defines, written]));
+  });
+
+  it("reads the knowledge base's glossary when no passage defines the word", () => {
+    const spelled = passage(2, 'Treat latent TB infection with rifampin for four months.', {
+      docKey: 'tb',
+      title: 'TB',
+      heading: null,
+    });
+    const written = passage(2, 'Treat LTBI with rifampin for four months.', {
+      docKey: 'tb',
+      title: 'TB',
+      heading: null,
+    });
+    const question = 'How long is rifampin given for LTBI?';
+    const glossary: GlossaryEntry[] = [
+      { term: 'LTBI', means: 'latent TB infection', kind: 'abbreviation' },
+    ];
+    expect(support(question, [spelled], glossary)).toBe(support(question, [written]));
+    expect(support(question, [spelled])).toBeLessThan(support(question, [written]) ?? 0);
   });
 });
 

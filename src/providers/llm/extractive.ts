@@ -132,7 +132,12 @@ export class ExtractiveProvider implements LlmProvider {
     if (last?.role === 'tool' && last.name === CALCULATOR_TOOL) return this.toolAnswer(last);
     const ehr = ehrAnswer(request.messages);
     if (ehr !== undefined) return ehr;
-    const quotes = chooseSentences(lastQuestion(request.messages), request.passages, this.tuning);
+    const quotes = chooseSentences(
+      lastQuestion(request.messages),
+      request.passages,
+      this.tuning,
+      request.glossary,
+    );
     if (quotes.length === 0) return NO_ANSWER;
     return quotes.map((q) => `${q.text} [${q.passage.n}]`).join(' ');
   }

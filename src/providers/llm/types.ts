@@ -49,6 +49,20 @@ export interface LlmRequest {
   /** Passages retrieved for this turn (by the engine and by tool calls so far), by `n`. */
   passages: Passage[];
   tools: LlmTool[];
+  /**
+   * The knowledge base's own definitions of what the question writes (an abbreviation, a brand or
+   * generic name): how its documents spell it. Untrusted, as passages are. None when absent.
+   */
+  glossary?: GlossaryEntry[];
+}
+
+/** An abbreviation or a pair of names a document of the knowledge base defines. */
+export interface GlossaryEntry {
+  /** As written: "LTBI"; of a pair of names, the one before the parenthesis ("lisinopril"). */
+  term: string;
+  /** As written: "latent TB infection"; of a pair, the other name ("Zestril"). */
+  means: string;
+  kind: 'abbreviation' | 'name';
 }
 
 export type LlmEvent =
