@@ -203,12 +203,14 @@ function withTruncations(groups: readonly TermGroup[], all: readonly Candidate[]
 }
 
 /**
- * The question's words that one of the passages or the knowledge base's glossary defines ("LTBI"
- * where a passage writes "latent TB infection (LTBI)", "Vyvanse" where one writes "VYVANSE
- * (lisdexamfetamine dimesylate)"), with the other form as an alternative: the passages may write
- * only that one.
+ * The question's words that the question itself, one of the passages or the knowledge base's
+ * glossary defines ("LTBI" where a passage writes "latent TB infection (LTBI)", "Vyvanse" where
+ * one writes "VYVANSE (lisdexamfetamine dimesylate)", "Intuniv" where the question writes
+ * "guanfacine (Intuniv)"), with the other form as an alternative: the passages may write only
+ * that one.
  */
 function withDefinitions(
+  question: string,
   groups: readonly TermGroup[],
   passages: readonly Passage[],
   glossary: readonly GlossaryEntry[],
@@ -219,6 +221,8 @@ function withDefinitions(
     other.set(key, [...(other.get(key) ?? []), form]);
   };
   const definitions = [
+    // The question's own: "guanfacine (Intuniv)" says the passages' guanfacine is its Intuniv.
+    ...definitionsIn(question),
     ...passages.flatMap((p) => analysedPassage(p.text).definitions),
     ...glossary.map((e) => ({ short: e.term, long: e.means, kind: e.kind })),
   ];
@@ -288,7 +292,7 @@ export function scoreSentences(
     passages,
     asked.flatMap((g) => (g.acronym === undefined ? [] : [g.acronym])),
   );
-  const groups = withTruncations(withDefinitions(asked, passages, glossary), all);
+  const groups = withTruncations(withDefinitions(question, asked, passages, glossary), all);
   const w = weights(groups, all, tuning);
   const total = w.reduce((a, b) => a + b, 0);
   const focus = focusOf(passages, tuning.focusWeight);

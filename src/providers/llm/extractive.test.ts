@@ -285,6 +285,24 @@ describe('ExtractiveProvider: abbreviations and names its passages define', () =
     expect(support(question, [defines, spelled])).toBe(support(question, [defines, written]));
   });
 
+  it('reads a pair of names the question itself writes', () => {
+    const provider = new ExtractiveProvider();
+    const interactions = passage(
+      1,
+      'Drugs with no clinically important interaction with the stimulant include guanfacine.',
+      { docKey: 'label', title: 'Label', heading: 'Interactions' },
+    );
+    const ask = (question: string) =>
+      provider.answer({
+        messages: [{ role: 'user', content: question }],
+        passages: [interactions],
+        tools: [],
+      });
+    // "Intuniv" is in no passage: alone it is a name the passages do not hold, and declined.
+    expect(ask('Does Intuniv interact with the stimulant?')).toBe(NO_ANSWER);
+    expect(ask('Does guanfacine (Intuniv) interact with the stimulant?')).toContain('[1]');
+  });
+
   it("reads the knowledge base's glossary when no passage defines the word", () => {
     const spelled = passage(2, 'Treat latent TB infection with rifampin for four months.', {
       docKey: 'tb',
