@@ -161,12 +161,15 @@ function withAcronyms(terms: ReadonlySet<string>, text: string, acronyms: readon
  */
 function candidates(passages: readonly Passage[], acronyms: readonly string[]): Candidate[] {
   const ranked = [...passages].sort((a, b) => b.score - a.score || a.n - b.n);
+  // Two letters ("KD") are spelled by too many pairs of words in running text; a title or a
+  // heading ("Kawasaki Disease") is short enough to trust.
+  const spelledInText = acronyms.filter((a) => a.length >= 3);
   const kept: Candidate[] = [];
   const seen = new KeptSentences();
   for (const passage of ranked) {
     const analysed = analysedPassage(passage.text);
     const terms = analysed.texts.map((text, i) =>
-      withAcronyms(analysed.terms[i] ?? new Set(), text, acronyms),
+      withAcronyms(analysed.terms[i] ?? new Set(), text, spelledInText),
     );
     const labelText = `${passage.title}. ${passage.heading ?? ''}`;
     const label = withAcronyms(termsOf(labelText), labelText, acronyms);

@@ -184,8 +184,9 @@ function irregular(tokens: readonly string[]): string[][] {
   return tokens.flatMap((t) => (IRREGULAR[t] === undefined ? [] : [[stem(IRREGULAR[t])]]));
 }
 
-// Three to six capitals: "IVC", "PERC" (not "COVID-19" or "HbA1c"; two letters spell too much).
-const ACRONYM = /^[A-Z]{3,6}$/;
+// Two to six capitals: "KD", "IVC", "PERC" (not "COVID-19" or "HbA1c"). Two letters spell too
+// much in running text: they are matched with titles and headings only (extractive-score.ts).
+const ACRONYM = /^[A-Z]{2,6}$/;
 
 /**
  * The acronyms a text spells out: "inferior vena cava" spells "ivc". Content words only, in a

@@ -285,6 +285,21 @@ describe('ExtractiveProvider: abbreviations and names its passages define', () =
     expect(support(question, [defines, spelled])).toBe(support(question, [defines, written]));
   });
 
+  it('reads a two-letter acronym as the title or heading it spells, not as two words of a sentence', () => {
+    const titled = (title: string, text: string) =>
+      passage(2, text, { docKey: 'kd', title, heading: null });
+    const fever = 'The fever lasts longer than 5 days.';
+    const kd = 'How long does the fever last in KD?';
+    expect(support(kd, [titled('Kawasaki Disease', fever)])).toBeGreaterThan(
+      support(kd, [titled('Childhood fevers', fever)]) ?? 1,
+    );
+    // "kidney damage" spells k, d as well: in running text that is no match.
+    const kidney = 'Kidney damage lasts longer than the fever.';
+    expect(support(kd, [titled('Childhood fevers', kidney)])).toBe(
+      support('How long does the fever last in XY?', [titled('Childhood fevers', kidney)]),
+    );
+  });
+
   it('reads a pair of names the question itself writes', () => {
     const provider = new ExtractiveProvider();
     const interactions = passage(
