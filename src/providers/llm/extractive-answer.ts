@@ -20,7 +20,9 @@ export interface ExtractiveTuning extends ScoreTuning {
  * off-topic question count. Among those, these settings have the most questions right (221 of
  * 272), at a threshold of 0.20 alone (step 0.01). These weights are those of earlier rounds,
  * which won again. An absent word that names a topic weighs 8, an absent ordinary word 3
- * (extractive-topic.ts). Answer kinds (kindWeight) re-rank the sentences only: the refusal
+ * (extractive-topic.ts), an absent everyday verb, adjective or adverb 1.5 (`TermGroup.everyday`:
+ * chosen on `tune`, real-dev and rd-blind1 among 1, 1.5 and 2, the most facts with every
+ * synthetic off-topic question still refused). Answer kinds (kindWeight) re-rank the sentences only: the refusal
  * compares the threshold with the score without them (`Quote.support`).
  */
 export const DEFAULT_TUNING: Readonly<ExtractiveTuning> = {
@@ -30,6 +32,7 @@ export const DEFAULT_TUNING: Readonly<ExtractiveTuning> = {
   idfPower: 0,
   absentWeight: 8,
   plainAbsentWeight: 3,
+  everydayAbsentWeight: 1.5,
   focusWeight: 0.75,
   kindWeight: 0.5,
   followRatio: 0.7,

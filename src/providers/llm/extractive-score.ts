@@ -42,6 +42,8 @@ export interface ScoreTuning {
   absentWeight: number;
   /** The same for an absent ordinary word (a lay rewording, most often): see extractive-topic.ts. */
   plainAbsentWeight: number;
+  /** The same for an absent word of everyday English (`TermGroup.everyday`). */
+  everydayAbsentWeight: number;
   /** How much the share of passages from the sentence's own document counts (see `focusOf`). */
   focusWeight: number;
   /**
@@ -255,7 +257,8 @@ function weights(groups: readonly TermGroup[], all: readonly Candidate[], tuning
     const df = all.filter((c) => groupIn(c.terms, g)).length;
     const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5)) ** tuning.idfPower;
     if (df > 0 || g.value) return idf;
-    return idf * (g.topic ? tuning.absentWeight : tuning.plainAbsentWeight);
+    if (g.topic) return idf * tuning.absentWeight;
+    return idf * (g.everyday ? tuning.everydayAbsentWeight : tuning.plainAbsentWeight);
   });
 }
 

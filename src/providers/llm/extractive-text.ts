@@ -4,6 +4,7 @@ import { sentencesOf } from '../../modules/knowledge/sentences.js';
 import { SYNONYMS } from '../embeddings/lexicon.js';
 import { expansions, STOPWORDS, stem, tokenize } from '../embeddings/text.js';
 import { looksLikeTopic } from './extractive-topic.js';
+import { notNouns } from './question-pos.js';
 import { isGeneralWord } from '../embeddings/general-english.js';
 
 /**
@@ -33,6 +34,11 @@ export interface TermGroup {
    * not an abbreviation: see `isSpecialist`.
    */
   specialist: boolean;
+  /**
+   * Everyday English in every part and, in the question, not a noun ("tangled", "scooping",
+   * "going"): the asker's own wording of what happened, not what the question is about.
+   */
+  everyday: boolean;
   /**
    * The word as written, in lower case, when it is one word of four letters or more: what a
    * clinician's truncation ("toxo", "amox", "doxy") is matched with (see `truncatedTo`).
@@ -125,6 +131,7 @@ function writtenWords(question: string): { written: WrittenWord[]; tokens: strin
  */
 export function questionGroups(question: string): TermGroup[] {
   const { written, tokens } = writtenWords(question);
+  const plain = notNouns(question);
   const lay = layPhrases(tokens);
   const groups = new Map<string, TermGroup>();
   for (const w of written) {
@@ -147,6 +154,10 @@ export function questionGroups(question: string): TermGroup[] {
       value: content.every((c) => /^\d+$/.test(c)),
       topic: (previous?.topic ?? false) || looksLikeTopic(w.written, w.from === 0),
       specialist: (previous?.specialist ?? false) || isSpecialist(w.written),
+      everyday:
+        (previous?.everyday ?? true) &&
+        isEveryday(w.written) &&
+        w.written.split(/[-/&]/).every((part) => plain.has(part.toLowerCase())),
     });
   }
   return [...groups.values()];
@@ -162,6 +173,17 @@ const PLAIN_PART = /^\p{Lu}?\p{Ll}{4,}$/u;
  */
 export function isSpecialist(written: string): boolean {
   return written.split(/[-/&]/).some((part) => PLAIN_PART.test(part) && !isGeneralWord(part));
+}
+
+/** A part of a written word in small letters, the first maybe a capital, any length. */
+const WORD_PART = /^\p{Lu}?\p{Ll}+$/u;
+
+/**
+ * A written word of everyday English in every part: a lay wording ("tangled", "scooping", "kid"),
+ * not a word of the field ("titer"), an abbreviation ("GF", "tTG") or a unit ("kg").
+ */
+export function isEveryday(written: string): boolean {
+  return written.split(/[-/&]/).every((part) => WORD_PART.test(part) && isGeneralWord(part));
 }
 
 /** Plurals the stemmer cannot reach ("woman" and "women"), both ways. */

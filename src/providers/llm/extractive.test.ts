@@ -219,6 +219,22 @@ describe('ExtractiveProvider: the names a question is about', () => {
     ).toContain('cat litter');
   });
 
+  it("weighs the asker's own lay verbs less than the nouns a question is about", () => {
+    const rabies = passage(
+      1,
+      'Dogs and cats that are currently vaccinated are kept under observation for 45 days.',
+      { docKey: 'rabies', title: 'Rabies', heading: 'Animals' },
+    );
+    const support = (question: string) =>
+      scoreSentences(question, [rabies], DEFAULT_TUNING).quotes[0]?.support ?? 0;
+    // "tangled" (a verb) and "tangle" (a noun) are both in no passage; the verb costs less.
+    expect(
+      support('How long is a vaccinated dog kept under observation after it tangled?'),
+    ).toBeGreaterThan(
+      support('How long is a vaccinated dog kept under observation after a tangle?'),
+    );
+  });
+
   it('declines for a brand name no passage holds, and answers once a passage names it', () => {
     expect(answer('Is Daraprim used for toxoplasmosis in pregnancy?')).toBe(NO_ANSWER);
     const withBrand = passage(

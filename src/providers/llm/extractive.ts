@@ -7,6 +7,7 @@ import {
 import { chooseSentences, DEFAULT_TUNING, type ExtractiveTuning } from './extractive-answer.js';
 import { ehrAnswer, ehrAsks } from './extractive-ehr.js';
 import { loadGeneralWords } from '../embeddings/general-english.js';
+import { notNouns } from './question-pos.js';
 import {
   ProviderError,
   type LlmEvent,
@@ -80,8 +81,9 @@ export class ExtractiveProvider implements LlmProvider {
   constructor(options: ExtractiveOptions = {}) {
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
     this.calculator = options.calculator ?? { parseCalculatorRequest, describeCalculation };
-    // At start (about 50 ms, once), not in the first user's turn.
+    // At start (about 50 ms and 40 ms, once), not in the first user's turn.
     loadGeneralWords();
+    notNouns('Warm the tagger up.');
   }
 
   /**
