@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ExtractiveProvider } from '../src/providers/llm/extractive.js';
 import type { LlmEvent, LlmProvider, LlmRequest } from '../src/providers/llm/types.js';
 import { createSecondInstance, createTestApp, type TestApp } from './helpers/app.js';
@@ -88,6 +88,7 @@ describe('the glossary of the knowledge base', () => {
     try {
       const conversationId = await newConversation(a.app, user.access);
       const from = client.frames.length;
+      const reads = vi.spyOn(a.deps.knowledge.glossary, 'for');
       client.send({
         type: 'message_send',
         conversation_id: conversationId,
@@ -98,6 +99,9 @@ describe('the glossary of the knowledge base', () => {
         { term: 'LTBI', means: 'Latent TB infection', kind: 'abbreviation' },
       ]);
       expect(JSON.stringify(done)).toContain('four months');
+      // Read once for the turn: its search waits for the same entries.
+      expect(reads).toHaveBeenCalledTimes(1);
+      reads.mockRestore();
     } finally {
       client.close();
       await client.closed;

@@ -1,11 +1,13 @@
 import type { SearchService } from '../knowledge/search.js';
-import type { Passage } from '../../providers/llm/types.js';
+import type { GlossaryEntry, Passage } from '../../providers/llm/types.js';
 
 export interface RetrieveOptions {
   limit: number;
   /** The number of the first passage: after a turn's earlier retrievals, the next free one. */
   startAt?: number;
   category?: string | undefined;
+  /** The question's glossary entries, being read by the turn (see `SearchOptions.glossary`). */
+  glossary?: Promise<readonly GlossaryEntry[]> | undefined;
 }
 
 /**
@@ -22,7 +24,12 @@ export async function retrievePassages(
   const start = options.startAt ?? 1;
   const results = await search.search(
     query,
-    { limit: options.limit, category: options.category, snippets: false },
+    {
+      limit: options.limit,
+      category: options.category,
+      snippets: false,
+      glossary: options.glossary,
+    },
     signal,
   );
   return results.map((r, i) => ({

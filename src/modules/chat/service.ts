@@ -336,9 +336,13 @@ export class ChatService {
     const startedAt = performance.now();
     // The history and the search at once: neither needs the other. The search never rejects
     // (without passages the turn goes on); a failed history read waits for it to end first.
-    const searched = this.retrieval.forQuestion(question, emit);
-    // Read with the search; a glossary that cannot be read leaves the model without it.
+    // Read once, for the search and the model; one that cannot be read leaves both without it.
     const glossary = this.glossaryFor(question.content);
+    const searched = this.retrieval.forQuestion(
+      question,
+      emit,
+      this.deps.glossary === undefined ? undefined : glossary,
+    );
     const history = await threadHistory(
       messages,
       userId,

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import type { Logger } from '../../platform/logger.js';
-import type { LlmMessage, Passage } from '../../providers/llm/types.js';
+import type { GlossaryEntry, LlmMessage, Passage } from '../../providers/llm/types.js';
 import type { MessageService } from '../conversations/messages.js';
 import { toMessageDto, type StoredMessage } from '../conversations/schema.js';
 import type { SearchService } from '../knowledge/search.js';
@@ -60,9 +60,16 @@ export class TurnRetrieval {
     );
   }
 
-  /** The question's passages; without them (search failed or too slow) the turn goes on, and says so. */
-  async forQuestion(question: StoredMessage, emit: (f: AnswerFrame) => void): Promise<Passage[]> {
-    const found = await this.within(question.content, this.limits.passages, true);
+  /**
+   * The question's passages; without them (search failed or too slow) the turn goes on, and says
+   * so. `glossary`: the question's glossary entries, which the turn is reading for its model.
+   */
+  async forQuestion(
+    question: StoredMessage,
+    emit: (f: AnswerFrame) => void,
+    glossary?: Promise<readonly GlossaryEntry[]>,
+  ): Promise<Passage[]> {
+    const found = await this.within(question.content, this.limits.passages, true, glossary);
     if (found.ok) return found.passages;
     this.log.warn(
       { err: found.error },
@@ -91,12 +98,17 @@ export class TurnRetrieval {
   };
 
   /** The passages, or why there are none; a search past the deadline is aborted. */
-  private async within(query: string, limit: number, question = false): Promise<Retrieved> {
+  private async within(
+    query: string,
+    limit: number,
+    question = false,
+    glossary?: Promise<readonly GlossaryEntry[]>,
+  ): Promise<Retrieved> {
     const { retrievalTimeoutMs } = this.limits;
     const deadline = performance.now() + retrievalTimeoutMs;
     const giveUp = new AbortController();
     const work = this.gate.run(
-      (signal) => retrievePassages(this.search, query, { limit }, signal),
+      (signal) => retrievePassages(this.search, query, { limit, glossary }, signal),
       deadline,
       giveUp.signal,
       question,

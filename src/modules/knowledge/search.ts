@@ -11,6 +11,7 @@ import { expansions, tokenize } from '../../providers/embeddings/text.js';
 import type { CacheRegion, RegionOptions } from '../../platform/layered-cache.js';
 import { expandAbbreviations } from './abbreviations.js';
 import type { LexicalIndex } from './lexical/index.js';
+import type { GlossaryEntry } from '../../providers/llm/types.js';
 import type { Glossary } from './glossary.js';
 import { queryTerms } from './lexical/analysis.js';
 import { abortable } from '../../platform/abortable.js';
@@ -24,6 +25,11 @@ export interface SearchOptions {
    * their snippet is then the text's first 300 characters.
    */
   snippets?: boolean | undefined;
+  /**
+   * The query's glossary entries, when the caller reads them anyway (a chat turn gives them to
+   * its model): the search waits for them instead of reading them a second time.
+   */
+  glossary?: Promise<readonly GlossaryEntry[]> | undefined;
 }
 
 /** A passage found for a query, with what a citation needs. */
@@ -171,7 +177,7 @@ export class SearchService {
     options: SearchOptions,
     signal?: AbortSignal,
   ): Promise<SearchResult[]> {
-    const query = await this.withGlossary(asked);
+    const query = await this.withGlossary(asked, options.glossary);
     if (this.hybrid !== undefined) return this.runHybrid(this.hybrid, query, options, signal);
     const prepared = prepare(query);
     const [lexical, dense] = await Promise.all([
@@ -210,9 +216,12 @@ export class SearchService {
    * eval/retrieval.ts: MRR 0.756 -> 0.744), as they did in the chunks' search text. Unchanged when
    * the glossary cannot be read.
    */
-  private async withGlossary(query: string): Promise<string> {
+  private async withGlossary(
+    query: string,
+    given: Promise<readonly GlossaryEntry[]> | undefined,
+  ): Promise<string> {
     if (this.glossary === undefined) return query;
-    const entries = await this.glossary.for(query).catch(() => []);
+    const entries = await (given ?? this.glossary.for(query)).catch(() => []);
     const lower = query.toLowerCase();
     const added = entries
       .flatMap((e) => (e.kind === 'name' ? [e.term, e.means] : [e.term]))
