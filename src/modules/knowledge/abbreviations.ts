@@ -47,6 +47,11 @@ const TOKEN = /[\p{L}\p{N}]+(?:[-/&][\p{L}\p{N}]+)*/gu;
 const JOINED = /[-/&]/;
 const PART = /[\p{L}\p{N}]+/gu;
 
+/** The text's words as written, with inner hyphens, slashes and ampersands ("tTG-IgA"). */
+export function writtenWords(text: string): string[] {
+  return [...text.matchAll(TOKEN)].map((m) => m[0]);
+}
+
 interface Found {
   expansions: readonly string[];
   /** From matchExactCase: a word in a run of capitals may be an ordinary word ("SUCH AS"). */

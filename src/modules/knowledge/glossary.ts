@@ -1,11 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.js';
 import type { GlossaryEntry } from '../../providers/llm/types.js';
+import { writtenWords } from './abbreviations.js';
 
-// Words as a question writes them, with inner hyphens and slashes ("tTG-IgA").
-const WORD = /[\p{L}\p{N}]+(?:[-/][\p{L}\p{N}]+)*/gu;
-
-const wordsOf = (text: string) => [...text.toLowerCase().matchAll(WORD)].map((m) => m[0]);
+const wordsOf = (text: string) => writtenWords(text.toLowerCase());
 
 /** A question's distinct words looked up, at most (a question is at most a few dozen). */
 const MAX_WORDS = 100;
