@@ -281,24 +281,16 @@ describe('ExtractiveProvider: abbreviations and names its passages define', () =
     );
   });
 
+  // A TB document's passages: one defining LTBI, one spelling it out, one writing it.
+  const tb = (n: number, text: string) =>
+    passage(n, text, { docKey: 'tb', title: 'TB', heading: null });
+  const defines = tb(1, 'Latent TB infection (LTBI) is not contagious.');
+  const spelled = tb(2, 'Treat latent TB infection with rifampin for four months.');
+  const written = tb(2, 'Treat LTBI with rifampin for four months.');
+  const ltbi = 'How long is rifampin given for LTBI?';
+
   it('reads an abbreviation as the long form a passage defines', () => {
-    const defines = passage(1, 'Latent TB infection (LTBI) is not contagious.', {
-      docKey: 'tb',
-      title: 'TB',
-      heading: null,
-    });
-    const spelled = passage(2, 'Treat latent TB infection with rifampin for four months.', {
-      docKey: 'tb',
-      title: 'TB',
-      heading: null,
-    });
-    const written = passage(2, 'Treat LTBI with rifampin for four months.', {
-      docKey: 'tb',
-      title: 'TB',
-      heading: null,
-    });
-    const question = 'How long is rifampin given for LTBI?';
-    expect(support(question, [defines, spelled])).toBe(support(question, [defines, written]));
+    expect(support(ltbi, [defines, spelled])).toBe(support(ltbi, [defines, written]));
   });
 
   it('reads a two-letter acronym as the title or heading it spells, not as two words of a sentence', () => {
@@ -335,22 +327,11 @@ describe('ExtractiveProvider: abbreviations and names its passages define', () =
   });
 
   it("reads the knowledge base's glossary when no passage defines the word", () => {
-    const spelled = passage(2, 'Treat latent TB infection with rifampin for four months.', {
-      docKey: 'tb',
-      title: 'TB',
-      heading: null,
-    });
-    const written = passage(2, 'Treat LTBI with rifampin for four months.', {
-      docKey: 'tb',
-      title: 'TB',
-      heading: null,
-    });
-    const question = 'How long is rifampin given for LTBI?';
     const glossary: GlossaryEntry[] = [
       { term: 'LTBI', means: 'latent TB infection', kind: 'abbreviation' },
     ];
-    expect(support(question, [spelled], glossary)).toBe(support(question, [written]));
-    expect(support(question, [spelled])).toBeLessThan(support(question, [written]) ?? 0);
+    expect(support(ltbi, [spelled], glossary)).toBe(support(ltbi, [written]));
+    expect(support(ltbi, [spelled])).toBeLessThan(support(ltbi, [written]) ?? 0);
   });
 });
 
